@@ -1,0 +1,103 @@
+// One entry point for every matrix product in attn (CTranslate2's primitives::gemm):
+//   C = alpha * op(A) op(B) + beta * C,   op(X) = X or X^T,
+// row-major, with leading dimensions in elements. The backend is a BLAS library chosen by
+// measurement on this machine (see bench/gemm.cpp and docs/performance.md); gemm_reference is the
+// naive triple loop the tests compare it with.
+//
+// Dispatch of gemm() (GemmBackend::automatic):
+//   M == 1 or N == 1  -> gemv: the output split over attn's OpenMP threads, one single-threaded
+//                        OpenBLAS sgemv per block (memory bound; no BLAS thread pool involved);
+//   otherwise         -> oneDNN dnnl_sgemm, which runs on the same OpenMP (libgomp) threads as
+//                        attn's own loops, so the two never oversubscribe the cores.
+// OpenBLAS's own pthread pool is kept at one thread: its workers busy-wait after each call and
+// would fight the OpenMP loops that follow (measured in bench/gemm.cpp).
+//
+// As with any BLAS, beta == 0 means C is not read (NaNs in it do not propagate). Results are
+// deterministic for a fixed thread count.
+#pragma once
+
+#include <cstdint>
+
+namespace attn {
+
+struct GemmArgs {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0;  // op(A) is [m, k], op(B) is [k, n], C is [m, n]
+  float alpha = 1.0f, beta = 0.0f;
+  const float* a = nullptr;
+  int64_t lda = 0;
+  const float* b = nullptr;
+  int64_t ldb = 0;
+  float* c = nullptr;
+  int64_t ldc = 0;
+};
+
+void gemm(const GemmArgs& g);
+void gemm_reference(const GemmArgs& g);  // naive loops, f64 accumulation, single thread
+
+// A batch of equally shaped products, A, B and C each advancing by its own stride per item.
+// Many small products (attention heads): parallel over the batch, one single-threaded product
+// per item.
+void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t stride_b,
+                  int64_t stride_c);
+
+// Threads used by attn's own loops and by the BLAS backend (OpenMP's count, which oneDNN
+// follows). Default: OMP_NUM_THREADS if set, else all cores. Applies to the calling thread and
+// to threads it starts afterwards, as omp_set_num_threads does.
+void set_num_threads(int n);
+int num_threads();
+
+// ---- Backends, for benchmarks and tests. gemm() picks among them; these force one. ----
+enum class GemmBackend {
+  automatic,      // the dispatch described at the top
+  onednn,         // dnnl_sgemm on OpenMP threads
+  openblas,       // cblas_sgemm on OpenBLAS's own pthreads (num_threads() of them, this call only)
+  gemv,           // OpenMP split + single-threaded cblas_sgemv; needs M == 1 or N == 1
+  onednn_matmul,  // oneDNN matmul primitive, created once per shape and cached
+  reference,      // gemm_reference
+};
+const char* backend_name(GemmBackend b);
+GemmBackend gemm_dispatch(const GemmArgs& g);  // what gemm() would use for g
+void gemm(const GemmArgs& g, GemmBackend backend);
+
+// How gemm_batched runs the batch.
+enum class BatchedBackend {
+  automatic,      // parallel_onednn (measured fastest for attention-sized products)
+  parallel_onednn,    // OpenMP over the batch, single-threaded dnnl_sgemm per item
+  parallel_openblas,  // OpenMP over the batch, single-threaded cblas_sgemm per item
+  onednn_matmul,      // one batched oneDNN matmul primitive (cached by shape)
+  reference,
+};
+const char* batched_backend_name(BatchedBackend b);
+void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t stride_b,
+                  int64_t stride_c, BatchedBackend backend);
+
+// ---- bf16 (for later use: reduced-precision training and inference). ----
+// A and B are rounded to bf16 (round to nearest even), products accumulate in f32, C is f32.
+// oneDNN matmul primitive (AMX / AVX512-BF16 where the CPU has them), cached by shape.
+void gemm_bf16(const GemmArgs& g);
+
+// The same with A and B already in bf16 (raw bits, the upper half of an f32), e.g. weights
+// converted once with round_to_bf16() (include/attn/kernels/bf16.h).
+struct GemmBf16Args {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  const uint16_t* a = nullptr;
+  int64_t lda = 0;
+  const uint16_t* b = nullptr;
+  int64_t ldb = 0;
+  float* c = nullptr;
+  int64_t ldc = 0;
+};
+void gemm_bf16(const GemmBf16Args& g);
+
+// ---- Peak, for reporting other kernels as a fraction of it. ----
+// The shape the "GEMM peak" is defined on: M=4096, K=512, N=2048 (a d_model=512 -> d_ff=2048
+// projection of 4096 tokens), fp32, no transposes.
+constexpr int64_t kPeakM = 4096, kPeakN = 2048, kPeakK = 512;
+// GFLOPS of gemm() on that shape with `threads` threads, best of ~0.5 s of repeated runs.
+// Restores the previous thread count.
+double measure_gemm_peak_gflops(int threads);
+
+}  // namespace attn

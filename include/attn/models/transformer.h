@@ -1,0 +1,88 @@
+// The encoder-decoder Transformer of "Attention Is All You Need" (§3, Figure 1).
+//
+//   encoder:  x = Embed(src) sqrt(d_model) + PE;  N x { x = LN(x + MultiHead(x, x, x));
+//                                                       x = LN(x + FFN(x)) };  LN
+//   decoder:  y = Embed(tgt) sqrt(d_model) + PE;  N x { y = LN(y + MaskedMultiHead(y, y, y));
+//                                                       y = LN(y + MultiHead(y, x, x));
+//                                                       y = LN(y + FFN(y)) };  LN
+//   output:   softmax(y W_out^T + b)
+//
+// That is post-LN, the paper's order; with norm_first (pre-LN) each sub-layer is
+// x = x + Sublayer(LN(x)). The final LayerNorm of each stack is nn.Transformer's. Parameter names
+// are torch_ref.py's state_dict keys, so import and export are one-to-one.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attn/models/transformer_config.h"
+#include "attn/nn/feed_forward.h"
+#include "attn/nn/multi_head_attention.h"
+
+namespace attn {
+
+struct EncoderLayer {
+  MultiHeadAttention self_attn;
+  FeedForward ff;
+  LayerNorm norm1, norm2;
+};
+
+struct DecoderLayer {
+  MultiHeadAttention self_attn;       // masked: position i sees positions <= i
+  MultiHeadAttention multihead_attn;  // encoder-decoder attention
+  FeedForward ff;
+  LayerNorm norm1, norm2, norm3;
+};
+
+struct Transformer {
+  TransformerConfig config;
+  Var src_embed, tgt_embed;  // [vocab, d_model]; one Var when shared
+  Var pos_embed;             // [max_len, d_model] when positions are learned
+  Tensor pe;                 // [max_len, d_model] sinusoids otherwise
+  std::vector<EncoderLayer> encoder;
+  LayerNorm encoder_norm;
+  std::vector<DecoderLayer> decoder;
+  LayerNorm decoder_norm;
+  Linear generator;  // W_out [tgt_vocab, d_model] (tgt_embed when tied), b [tgt_vocab]
+
+  // Every parameter by checkpoint key; tied keys map to the same Var.
+  std::map<std::string, Var> named;
+  // The distinct parameters in a fixed order (what an optimizer updates).
+  std::vector<std::pair<std::string, Var>> parameters() const;
+};
+
+// A new model: weight matrices Xavier-uniform, embeddings N(0, d_model^-1/2), biases 0,
+// LayerNorm gamma 1 and beta 0.
+Transformer make_transformer(const TransformerConfig& config, uint64_t seed);
+
+// Builds the model around given tensors (by checkpoint key). Every key the config needs must be
+// present with the right shape; extra keys are an error. `source` names the file for messages.
+Transformer transformer_from_tensors(const TransformerConfig& config,
+                                     const std::map<std::string, Tensor>& tensors,
+                                     const std::string& source);
+
+// The padding mask of a batch of ids: [batch, len] I32, 1 where ids == pad_id.
+Tensor padding_mask(const Tensor& ids, int32_t pad_id);
+
+// src [batch, src_len] ids -> memory [batch, src_len, d_model].
+Var encode(const Transformer& m, const Tensor& src, const Context& ctx);
+// tgt_in [batch, tgt_len] ids (bos first) -> logits [batch, tgt_len, tgt_vocab].
+Var decode(const Transformer& m, const Tensor& tgt_in, const Var& memory, const Tensor& src_pad,
+           const Context& ctx);
+
+// Incremental decoding (inference only). The encoder-decoder keys and values are computed once
+// per sentence; each decoder layer caches its self-attention keys and values.
+struct DecoderState {
+  std::vector<KVCache> self;
+  std::vector<Tensor> memory_k, memory_v;  // [batch, heads, src_len, d_k] per layer
+  Tensor src_pad;                          // [batch, src_len]
+  int64_t position = 0;                    // tokens fed so far
+};
+DecoderState start_decoding(const Transformer& m, const Tensor& memory, const Tensor& src_pad);
+// Feeds one token per row ([batch] ids) and returns log-probabilities of the next [batch, tgt_vocab].
+Tensor decode_step(const Transformer& m, DecoderState& state, const std::vector<int32_t>& tokens);
+// Keeps rows `rows` of every cache (beam reordering, finished sentences leaving the batch).
+void select_rows(DecoderState& state, const std::vector<int64_t>& rows);
+
+}  // namespace attn

@@ -1,0 +1,51 @@
+// Multi-head attention (§3.2.2):
+//   MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O,  head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)
+// The h projections of width d_k = d_model / h are held as one packed matrix, PyTorch's in_proj
+// layout [W^Q; W^K; W^V] of shape [3 d_model, d_model], so that self-attention projects Q, K and V
+// in one GEMM.
+#pragma once
+
+#include "attn/nn/layers.h"
+#include "attn/ops/attention.h"
+
+namespace attn {
+
+struct MultiHeadAttention {
+  int64_t heads = 8;
+  Var W_in;  // [3 d_model, d_model]: W^Q, W^K, W^V stacked (in_proj_weight)
+  Var b_in;  // [3 d_model] (in_proj_bias)
+  Linear out;  // W^O and its bias (out_proj)
+};
+
+// Keys and values of the positions seen so far, for incremental decoding: [batch, heads, capacity,
+// d_k], the first `length` positions filled.
+struct KVCache {
+  Tensor k, v;
+  int64_t length = 0;
+};
+
+// MultiHead(x, x, x): x [batch, len, d_model] -> [batch, len, d_model].
+Var self_attention(const MultiHeadAttention& m, const Var& x, const AttentionMask& mask,
+                   const Context& ctx, Tensor* weights = nullptr);
+
+// MultiHead(x, memory, memory): queries from x [batch, tq, d], keys and values from memory
+// [batch, tk, d] (the encoder-decoder attention).
+Var cross_attention(const MultiHeadAttention& m, const Var& x, const Var& memory,
+                    const AttentionMask& mask, const Context& ctx, Tensor* weights = nullptr);
+
+// Inference only. The memory's keys and values, computed once per sentence:
+// [batch, heads, tk, d_k] each.
+void project_memory(const MultiHeadAttention& m, const Tensor& memory, Tensor* k, Tensor* v);
+// One decoding step of self-attention: x [batch, 1, d]; appends this position's key and value to
+// the cache, attends over every cached position.
+Tensor self_attention_step(const MultiHeadAttention& m, const Tensor& x, KVCache& cache,
+                           Tensor* weights = nullptr);
+// Queries x [batch, t, d] over projected memory keys/values.
+Tensor cross_attention_cached(const MultiHeadAttention& m, const Tensor& x, const Tensor& k,
+                              const Tensor& v, const AttentionMask& mask, Tensor* weights = nullptr);
+
+// Keeps batch rows `rows` of a cache (beam search reordering and finished sentences leaving).
+void select_rows(KVCache& cache, const std::vector<int64_t>& rows);
+Tensor select_rows(const Tensor& t, const std::vector<int64_t>& rows);
+
+}  // namespace attn

@@ -1,0 +1,91 @@
+// attn bleu: corpus BLEU (and chrF) of a hypothesis file against reference files, printed the
+// way sacreBLEU prints its text form.
+//   attn bleu --ref newstest.de [--ref second.de] [--chrf] < hyp.de
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../metrics/unicode_text.h"
+#include "attn/cli/args.h"
+#include "attn/error.h"
+#include "attn/metrics/bleu.h"
+#include "attn/metrics/chrf.h"
+
+namespace attn::cli {
+namespace {
+
+// Lines as sacreBLEU reads them: split at '\n' only, each line rstrip()ed (Unicode whitespace,
+// which also drops a '\r' before the '\n'); a last line without '\n' still counts.
+std::vector<std::string> split_lines(const std::string& text, const std::string& name) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + start, end - start);
+    check(metrics::detail::is_valid_utf8(line), name, ":", lines.size() + 1,
+          ": not valid UTF-8 text");
+    lines.emplace_back(metrics::detail::rstrip_whitespace(line));
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  check(in.good(), "cannot open '", path, "'");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return split_lines(text, path);
+}
+
+std::vector<std::string> read_stdin_lines() {
+  std::ostringstream buffer;
+  buffer << std::cin.rdbuf();
+  return split_lines(buffer.str(), "<stdin>");
+}
+
+}  // namespace
+
+int run_bleu(int argc, char** argv) {
+  Args args("bleu",
+            "Scores a translation against reference translations with sacreBLEU's corpus BLEU\n"
+            "(13a tokenizer, exp smoothing) and optionally chrF2; one sentence per line, UTF-8.");
+  args.repeated("ref", "reference file, one line per hypothesis line (repeat for more references)")
+      .option("hyp", "hypothesis file (default: standard input)")
+      .flag("chrf", "also print chrF2")
+      .flag("score-only", "print only the numbers, one per line");
+  if (!args.parse(argc, argv)) return 0;
+  check(args.has("ref"), "missing --ref REFERENCE (see attn bleu --help)");
+
+  const std::string hyp_name = args.has("hyp") ? args.str("hyp") : "<stdin>";
+  const std::vector<std::string> hyps =
+      args.has("hyp") ? read_lines(args.str("hyp")) : read_stdin_lines();
+  std::vector<std::vector<std::string>> refs;
+  for (const auto& path : args.all("ref")) {
+    refs.push_back(read_lines(path));
+    size_t n_ref = refs.back().size();
+    if (n_ref != hyps.size()) {
+      bool ref_longer = n_ref > hyps.size();
+      fail("line counts differ: hypothesis ", hyp_name, " has ", hyps.size(), " lines, reference ",
+           path, " has ", n_ref, "; first unpaired line: ", ref_longer ? path : hyp_name, ":",
+           std::min(n_ref, hyps.size()) + 1);
+    }
+  }
+
+  metrics::BleuScore bleu = metrics::corpus_bleu_multi(hyps, refs);
+  bool score_only = args.on("score-only");
+  if (score_only) std::printf("%.2f\n", bleu.score);
+  else std::printf("%s\n", bleu.signature_like_text().c_str());
+  if (args.on("chrf")) {
+    double chrf = metrics::corpus_chrf_multi(hyps, refs);
+    if (score_only) std::printf("%.2f\n", chrf);
+    else std::printf("%s\n", metrics::chrf_signature_like_text(chrf).c_str());
+  }
+  return 0;
+}
+
+}  // namespace attn::cli

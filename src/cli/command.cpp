@@ -1,0 +1,21 @@
+#include "attn/cli/command.h"
+
+namespace attn::cli {
+
+// Each command's entry point, defined in src/cli/<name>.cpp.
+int run_demo(int argc, char** argv);
+int run_import_torch(int argc, char** argv);
+int run_export_torch(int argc, char** argv);
+int run_bleu(int, char**);
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+      {"demo", "a short tour of the core: tensors, autodiff, attention", run_demo},
+      {"import-torch", "convert a torch_ref.py directory (config.json + weights.npz) to an attn model", run_import_torch},
+      {"export-torch", "write an attn model as a torch_ref.py directory", run_export_torch},
+      {"bleu", "BLEU and chrF of a translation against references, as sacreBLEU", run_bleu},
+  };
+  return table;
+}
+
+}  // namespace attn::cli

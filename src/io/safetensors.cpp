@@ -1,0 +1,194 @@
+#include "attn/io/safetensors.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "attn/error.h"
+#include "attn/io/atomic_file.h"
+#include "attn/io/mapped_file.h"
+
+namespace attn::io {
+
+static_assert(std::endian::native == std::endian::little, "safetensors I/O assumes little-endian");
+
+namespace {
+
+using json = nlohmann::json;
+
+// One tensor's header entry, checked against the data buffer.
+struct Entry {
+  std::string name;
+  DType dtype = DType::f32;
+  Shape shape;
+  uint64_t begin = 0, end = 0;
+};
+
+bool dtype_from_name(const std::string& s, DType& out) {
+  for (DType t : {DType::f32, DType::bf16, DType::i32, DType::i64}) {
+    if (s == dtype_name(t)) {
+      out = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+uint64_t read_u64_le(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+Entry parse_entry(const std::string& path, const std::string& name, const json& j,
+                  uint64_t data_size) {
+  const std::string where = "safetensors " + path + ": tensor '" + name + "'";
+  check(j.is_object(), where, ": header entry is not an object: ", j.dump());
+  check(j.contains("dtype") && j["dtype"].is_string(), where, ": missing string \"dtype\"");
+  check(j.contains("shape") && j["shape"].is_array(), where, ": missing array \"shape\"");
+  check(j.contains("data_offsets") && j["data_offsets"].is_array() &&
+            j["data_offsets"].size() == 2,
+        where, ": missing \"data_offsets\" [begin, end]");
+  Entry e;
+  e.name = name;
+  std::string dt = j["dtype"].get<std::string>();
+  check(dtype_from_name(dt, e.dtype), where, ": unsupported dtype ", dt,
+        " (attn reads F32, BF16, I32, I64)");
+  uint64_t numel = 1;
+  for (const json& d : j["shape"]) {
+    check(d.is_number_unsigned(), where, ": shape ", j["shape"].dump(),
+          " has a non-integer or negative dimension");
+    uint64_t v = d.get<uint64_t>();
+    check(v <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) &&
+              (v == 0 || numel <= data_size / v),
+          where, ": shape ", j["shape"].dump(), " is larger than the data buffer (", data_size,
+          " bytes)");
+    numel *= v;
+    e.shape.push_back(static_cast<int64_t>(v));
+  }
+  for (const json& o : j["data_offsets"])
+    check(o.is_number_unsigned(), where, ": data_offsets ", j["data_offsets"].dump(),
+          " are not non-negative integers");
+  e.begin = j["data_offsets"][0].get<uint64_t>();
+  e.end = j["data_offsets"][1].get<uint64_t>();
+  check(e.begin <= e.end && e.end <= data_size, where, ": data_offsets [", e.begin, ", ", e.end,
+        "] out of range for a data buffer of ", data_size, " bytes");
+  uint64_t want = numel * dtype_size(e.dtype);
+  check(e.end - e.begin == want, where, ": data_offsets [", e.begin, ", ", e.end, "] hold ",
+        e.end - e.begin, " bytes but shape ", shape_str(e.shape), " of ", dt, " needs ", want);
+  return e;
+}
+
+// The tensors must tile [0, data_size) exactly: sorted by offset, each starts where the last ended.
+void check_coverage(const std::string& path, std::vector<Entry> entries, uint64_t data_size) {
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  uint64_t pos = 0;
+  const Entry* prev = nullptr;
+  for (const Entry& e : entries) {
+    check(e.begin >= pos, "safetensors ", path, ": tensor '", e.name, "' [", e.begin, ", ", e.end,
+          ") overlaps tensor '", prev ? prev->name : "", "' which ends at ", pos);
+    check(e.begin == pos, "safetensors ", path, ": bytes [", pos, ", ", e.begin,
+          ") of the data buffer belong to no tensor (gap before tensor '", e.name, "')");
+    pos = e.end;
+    prev = &e;
+  }
+  check(pos == data_size, "safetensors ", path, ": bytes [", pos, ", ", data_size,
+        ") at the end of the data buffer belong to no tensor");
+}
+
+void read_metadata(const std::string& path, const json& j,
+                   std::map<std::string, std::string>* metadata) {
+  check(j.is_object(), "safetensors ", path, ": __metadata__ is not an object: ", j.dump());
+  for (const auto& [k, v] : j.items()) {
+    check(v.is_string(), "safetensors ", path, ": __metadata__ value of '", k,
+          "' is not a string: ", v.dump());
+    if (metadata) (*metadata)[k] = v.get<std::string>();
+  }
+}
+
+json parse_header(const std::string& path, const MappedFile& file, uint64_t& header_len) {
+  check(file.size >= 8, "safetensors ", path, ": file too short (", file.size,
+        " bytes) to hold the 8-byte header length");
+  header_len = read_u64_le(file.data);
+  check(header_len <= file.size - 8, "safetensors ", path, ": header length ", header_len,
+        " goes beyond the end of the file (", file.size, " bytes)");
+  try {
+    json header = json::parse(file.data + 8, file.data + 8 + header_len);
+    check(header.is_object(), "safetensors ", path, ": header is not a JSON object");
+    return header;
+  } catch (const json::exception& e) {
+    fail("safetensors ", path, ": header is not valid JSON: ", e.what());
+  }
+}
+
+// A tensor over the mapping; copied only if the mapping's address is not aligned for the dtype.
+Tensor borrow_tensor(const std::shared_ptr<MappedFile>& file, const Entry& e, uint64_t data_start) {
+  char* p = file->data + data_start + e.begin;
+  if (reinterpret_cast<uintptr_t>(p) % dtype_size(e.dtype) == 0)
+    return Tensor::wrap(p, e.shape, e.dtype, file);
+  Tensor t = Tensor::empty(e.shape, e.dtype);
+  std::memcpy(t.raw_data(), p, e.end - e.begin);
+  return t;
+}
+
+}  // namespace
+
+std::map<std::string, Tensor> load_safetensors(const std::string& path,
+                                               std::map<std::string, std::string>* metadata) {
+  std::shared_ptr<MappedFile> file = map_file(path);
+  uint64_t header_len = 0;
+  json header = parse_header(path, *file, header_len);
+  uint64_t data_start = 8 + header_len, data_size = file->size - data_start;
+
+  std::vector<Entry> entries;
+  for (const auto& [name, value] : header.items()) {
+    if (name == "__metadata__") {
+      read_metadata(path, value, metadata);
+    } else {
+      entries.push_back(parse_entry(path, name, value, data_size));
+    }
+  }
+  check_coverage(path, entries, data_size);
+
+  std::map<std::string, Tensor> out;
+  for (const Entry& e : entries) out[e.name] = borrow_tensor(file, e, data_start);
+  return out;
+}
+
+void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  json header = json::object();
+  uint64_t offset = 0;
+  for (const auto& [name, t] : tensors) {
+    check(name != "__metadata__", "save_safetensors ", path,
+          ": a tensor may not be named __metadata__");
+    check(t.defined(), "save_safetensors ", path, ": tensor '", name, "' is undefined");
+    header[name] = {{"dtype", dtype_name(t.dtype())},
+                    {"shape", t.shape()},
+                    {"data_offsets", {offset, offset + t.nbytes()}}};
+    offset += t.nbytes();
+  }
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+
+  std::string text = header.dump();
+  // Pad with spaces so that 8 + N is a multiple of 64 (hence of 8, as the format asks).
+  text.append((64 - (8 + text.size()) % 64) % 64, ' ');
+  uint64_t n = text.size();
+
+  std::string bytes;
+  bytes.reserve(8 + n + offset);
+  bytes.append(reinterpret_cast<const char*>(&n), 8);
+  bytes += text;
+  for (const auto& [name, t] : tensors) {
+    Tensor dense = t.contiguous();
+    if (dense.nbytes() > 0) bytes.append(static_cast<const char*>(dense.raw_data()), dense.nbytes());
+  }
+  write_file_atomic(path, bytes);
+}
+
+}  // namespace attn::io

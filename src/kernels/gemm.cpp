@@ -1,0 +1,170 @@
+// attn::gemm: argument checks, the dispatch between backends, the naive reference, the batched
+// form and the thread count. The backends themselves are in gemm_onednn.cpp / gemm_openblas.cpp.
+#include "attn/kernels/gemm.h"
+
+#include <omp.h>
+
+#include "attn/error.h"
+#include "gemm_backends.h"
+
+namespace attn {
+
+namespace detail {
+
+void check_gemm_args(const GemmArgs& g, const char* who) {
+  check(g.m >= 0 && g.n >= 0 && g.k >= 0, who, ": negative size m=", g.m, " n=", g.n, " k=", g.k);
+  const int64_t a_cols = g.trans_a ? g.m : g.k;  // A is stored [k, m] when transposed
+  const int64_t b_cols = g.trans_b ? g.k : g.n;
+  check(g.lda >= a_cols && g.lda >= 1, who, ": lda=", g.lda, " is less than the ", a_cols,
+        " columns of A (m=", g.m, " k=", g.k, " trans_a=", g.trans_a, ")");
+  check(g.ldb >= b_cols && g.ldb >= 1, who, ": ldb=", g.ldb, " is less than the ", b_cols,
+        " columns of B (k=", g.k, " n=", g.n, " trans_b=", g.trans_b, ")");
+  check(g.ldc >= g.n && g.ldc >= 1, who, ": ldc=", g.ldc, " is less than n=", g.n);
+  if (g.m > 0 && g.n > 0) {
+    check(g.c != nullptr, who, ": C is null for an [", g.m, ", ", g.n, "] product");
+    check(g.k == 0 || (g.a != nullptr && g.b != nullptr), who, ": A or B is null (m=", g.m,
+          " n=", g.n, " k=", g.k, ")");
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+// C = beta * C, with beta == 0 writing zeros (C is not read).
+void scale_c(const GemmArgs& g) {
+  for (int64_t i = 0; i < g.m; ++i) {
+    float* row = g.c + i * g.ldc;
+    for (int64_t j = 0; j < g.n; ++j) row[j] = g.beta == 0.0f ? 0.0f : g.beta * row[j];
+  }
+}
+
+}  // namespace
+
+void gemm_reference(const GemmArgs& g) {
+  detail::check_gemm_args(g, "gemm_reference");
+  for (int64_t i = 0; i < g.m; ++i) {
+    for (int64_t j = 0; j < g.n; ++j) {
+      double sum = 0.0;
+      for (int64_t p = 0; p < g.k; ++p) {
+        const float a = g.trans_a ? g.a[p * g.lda + i] : g.a[i * g.lda + p];
+        const float b = g.trans_b ? g.b[j * g.ldb + p] : g.b[p * g.ldb + j];
+        sum += static_cast<double>(a) * b;
+      }
+      float& c = g.c[i * g.ldc + j];
+      const double old = g.beta == 0.0f ? 0.0 : static_cast<double>(g.beta) * c;
+      c = static_cast<float>(g.alpha * sum + old);
+    }
+  }
+}
+
+const char* backend_name(GemmBackend b) {
+  switch (b) {
+    case GemmBackend::automatic: return "automatic";
+    case GemmBackend::onednn: return "onednn_sgemm";
+    case GemmBackend::openblas: return "openblas_sgemm";
+    case GemmBackend::gemv: return "gemv_split";
+    case GemmBackend::onednn_matmul: return "onednn_matmul";
+    case GemmBackend::reference: return "reference";
+  }
+  return "?";
+}
+
+GemmBackend gemm_dispatch(const GemmArgs& g) {
+  if (g.m == 1 || g.n == 1) return GemmBackend::gemv;
+  return GemmBackend::onednn;
+}
+
+void gemm(const GemmArgs& g, GemmBackend backend) {
+  detail::check_gemm_args(g, "gemm");
+  if (g.m == 0 || g.n == 0) return;
+  if (g.k == 0) return scale_c(g);
+  if (backend == GemmBackend::automatic) backend = gemm_dispatch(g);
+  switch (backend) {
+    case GemmBackend::automatic:
+    case GemmBackend::onednn: return detail::gemm_onednn(g);
+    case GemmBackend::openblas: return detail::gemm_openblas_threaded(g);
+    case GemmBackend::gemv:
+      check(g.m == 1 || g.n == 1, "gemm: the gemv backend needs m == 1 or n == 1, got m=", g.m,
+            " n=", g.n);
+      return detail::gemv_split(g);
+    case GemmBackend::onednn_matmul: {
+      detail::MatmulCall call{false, g.trans_a, g.trans_b, 1, g.m, g.n, g.k, g.alpha, g.beta,
+                              g.a, g.lda, 0, g.b, g.ldb, 0, g.c, g.ldc, 0};
+      return detail::matmul_onednn(call);
+    }
+    case GemmBackend::reference: return gemm_reference(g);
+  }
+}
+
+void gemm(const GemmArgs& g) { gemm(g, GemmBackend::automatic); }
+
+const char* batched_backend_name(BatchedBackend b) {
+  switch (b) {
+    case BatchedBackend::automatic: return "automatic";
+    case BatchedBackend::parallel_onednn: return "omp_over_batch+onednn";
+    case BatchedBackend::parallel_openblas: return "omp_over_batch+openblas";
+    case BatchedBackend::onednn_matmul: return "onednn_batched_matmul";
+    case BatchedBackend::reference: return "reference";
+  }
+  return "?";
+}
+
+void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t stride_b,
+                  int64_t stride_c, BatchedBackend backend) {
+  detail::check_gemm_args(g, "gemm_batched");
+  check(batch >= 0, "gemm_batched: negative batch ", batch);
+  check(stride_a >= 0 && stride_b >= 0, "gemm_batched: negative stride_a=", stride_a,
+        " or stride_b=", stride_b);
+  check(batch <= 1 || g.m == 0 || g.n == 0 || stride_c >= (g.m - 1) * g.ldc + g.n,
+        "gemm_batched: stride_c=", stride_c, " makes the [", g.m, ", ", g.n, "] outputs (ldc=",
+        g.ldc, ") overlap");
+  if (batch == 0 || g.m == 0 || g.n == 0) return;
+  if (backend == BatchedBackend::automatic) backend = BatchedBackend::parallel_onednn;
+
+  auto item = [&](int64_t i) {
+    GemmArgs gi = g;
+    gi.a = g.a ? g.a + i * stride_a : nullptr;
+    gi.b = g.b ? g.b + i * stride_b : nullptr;
+    gi.c = g.c + i * stride_c;
+    return gi;
+  };
+  if (backend == BatchedBackend::onednn_matmul && g.k > 0) {
+    detail::MatmulCall call{false, g.trans_a, g.trans_b, batch, g.m, g.n, g.k, g.alpha, g.beta,
+                            g.a, g.lda, stride_a, g.b, g.ldb, stride_b, g.c, g.ldc, stride_c};
+    return detail::matmul_onednn(call);
+  }
+  if (backend == BatchedBackend::reference) {
+    for (int64_t i = 0; i < batch; ++i) gemm_reference(item(i));
+    return;
+  }
+  // Fewer items than threads: each product gets all the threads instead.
+  if (batch < num_threads() || omp_in_parallel()) {
+    for (int64_t i = 0; i < batch; ++i) gemm(item(i));
+    return;
+  }
+  const bool use_openblas = backend == BatchedBackend::parallel_openblas;
+  if (use_openblas) detail::init_openblas_single_thread();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < batch; ++i) {
+    const GemmArgs gi = item(i);
+    if (g.k == 0) scale_c(gi);
+    else if (use_openblas) detail::gemm_openblas(gi);
+    else detail::gemm_onednn(gi);  // runs on one thread inside a parallel region
+  }
+}
+
+void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t stride_b,
+                  int64_t stride_c) {
+  gemm_batched(g, batch, stride_a, stride_b, stride_c, BatchedBackend::automatic);
+}
+
+void set_num_threads(int n) {
+  check(n >= 1, "set_num_threads: need at least one thread, got ", n);
+  detail::init_openblas_single_thread();
+  omp_set_num_threads(n);
+}
+
+int num_threads() { return omp_get_max_threads(); }
+
+}  // namespace attn

@@ -1,0 +1,37 @@
+// Private to src/kernels: the BLAS backends behind attn::gemm (gemm.cpp dispatches to them).
+// Each takes arguments already checked by check_gemm_args().
+#pragma once
+
+#include <cstdint>
+
+#include "attn/kernels/gemm.h"
+
+namespace attn::detail {
+
+// Throws attn::Error naming the bad field when g is not a valid product description.
+void check_gemm_args(const GemmArgs& g, const char* who);
+
+// Makes sure OpenBLAS's own pool is at one thread (done once, before the first OpenBLAS call).
+void init_openblas_single_thread();
+
+void gemm_onednn(const GemmArgs& g);                  // dnnl_sgemm
+void gemm_openblas(const GemmArgs& g);                // cblas_sgemm, current OpenBLAS threads
+void gemm_openblas_threaded(const GemmArgs& g);       // ... with num_threads() pthreads for this call
+void gemv_split(const GemmArgs& g);                   // M == 1 or N == 1
+
+// oneDNN matmul primitive (cached by shape) over `batch` items, f32 or bf16 inputs.
+struct MatmulCall {
+  bool bf16 = false;  // a and b point at uint16_t bf16 data when set
+  bool trans_a = false, trans_b = false;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  const void* a = nullptr;
+  int64_t lda = 0, stride_a = 0;
+  const void* b = nullptr;
+  int64_t ldb = 0, stride_b = 0;
+  float* c = nullptr;
+  int64_t ldc = 0, stride_c = 0;
+};
+void matmul_onednn(const MatmulCall& call);
+
+}  // namespace attn::detail

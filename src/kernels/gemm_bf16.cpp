@@ -1,0 +1,63 @@
+// attn::gemm_bf16: A and B in bf16, f32 accumulation and output, through a cached oneDNN matmul
+// primitive (AMX tiles on CPUs that have them). The f32 form rounds its inputs into per-thread
+// bf16 buffers first.
+#include <omp.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "attn/error.h"
+#include "attn/kernels/bf16.h"
+#include "attn/kernels/gemm.h"
+#include "gemm_backends.h"
+
+namespace attn {
+
+namespace {
+
+// Rounds the stored [rows, cols] matrix (leading dimension ld) into `out`, packed (ld = cols).
+void pack_bf16(const float* src, int64_t rows, int64_t cols, int64_t ld, std::vector<uint16_t>& out) {
+  if (out.size() < static_cast<size_t>(rows * cols)) out.resize(rows * cols);
+  uint16_t* dst = out.data();
+  if (ld == cols) return round_to_bf16(src, dst, rows * cols);
+#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 16))
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j) dst[r * cols + j] = float_to_bf16(src[r * ld + j]);
+}
+
+}  // namespace
+
+void gemm_bf16(const GemmBf16Args& g) {
+  GemmArgs shape{g.trans_a, g.trans_b, g.m,   g.n, g.k, g.alpha, g.beta,
+                 reinterpret_cast<const float*>(g.a), g.lda,
+                 reinterpret_cast<const float*>(g.b), g.ldb, g.c, g.ldc};
+  detail::check_gemm_args(shape, "gemm_bf16");
+  if (g.m == 0 || g.n == 0) return;
+  if (g.k == 0) {  // no products: C = beta * C
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) {
+        float& c = g.c[i * g.ldc + j];
+        c = g.beta == 0.0f ? 0.0f : g.beta * c;
+      }
+    return;
+  }
+  detail::MatmulCall call{true, g.trans_a, g.trans_b, 1, g.m, g.n, g.k, g.alpha, g.beta,
+                          g.a, g.lda, 0, g.b, g.ldb, 0, g.c, g.ldc, 0};
+  detail::matmul_onednn(call);
+}
+
+void gemm_bf16(const GemmArgs& g) {
+  detail::check_gemm_args(g, "gemm_bf16");
+  if (g.m == 0 || g.n == 0) return;
+  thread_local std::vector<uint16_t> a16, b16;
+  const int64_t a_rows = g.trans_a ? g.k : g.m, a_cols = g.trans_a ? g.m : g.k;
+  const int64_t b_rows = g.trans_b ? g.n : g.k, b_cols = g.trans_b ? g.k : g.n;
+  pack_bf16(g.a, a_rows, a_cols, g.lda, a16);
+  pack_bf16(g.b, b_rows, b_cols, g.ldb, b16);
+  GemmBf16Args h{g.trans_a, g.trans_b, g.m,     g.n, g.k, g.alpha, g.beta,
+                 a16.data(), std::max<int64_t>(a_cols, 1),
+                 b16.data(), std::max<int64_t>(b_cols, 1), g.c, g.ldc};
+  gemm_bf16(h);
+}
+
+}  // namespace attn

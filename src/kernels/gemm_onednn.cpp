@@ -1,0 +1,136 @@
+// oneDNN behind attn::gemm: dnnl_sgemm, and matmul primitives (f32 or bf16 inputs, optionally
+// batched) created once per shape and kept in a cache, since creating one costs ~0.5 ms.
+//
+// Debian's oneDNN is built with OpenMP (libgomp): it runs on the same threads as attn's own
+// `#pragma omp` loops, takes omp_get_max_threads() of them, and only one inside a parallel region.
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+
+#include <array>
+#include <bit>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "attn/error.h"
+#include "gemm_backends.h"
+
+namespace attn::detail {
+
+void gemm_onednn(const GemmArgs& g) {
+  const dnnl_status_t st =
+      dnnl_sgemm(g.trans_a ? 'T' : 'N', g.trans_b ? 'T' : 'N', g.m, g.n, g.k, g.alpha, g.a, g.lda,
+                 g.b, g.ldb, g.beta, g.c, g.ldc);
+  check(st == dnnl_success, "gemm: dnnl_sgemm failed with status ", static_cast<int>(st),
+        " for m=", g.m, " n=", g.n, " k=", g.k, " lda=", g.lda, " ldb=", g.ldb, " ldc=", g.ldc);
+}
+
+namespace {
+
+using dnnl::memory;
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// Everything a primitive depends on: the call without its pointers, plus the thread count it
+// was created for (oneDNN partitions the work at creation).
+using MatmulKey = std::array<int64_t, 19>;
+
+MatmulKey key_of(const MatmulCall& c) {
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  return {c.bf16,     c.trans_a,  c.trans_b,  c.batch,  c.m,        c.n,
+          c.k,        c.lda,      c.ldb,      c.ldc,    c.stride_a, c.stride_b,
+          c.stride_c, std::bit_cast<int32_t>(c.alpha), std::bit_cast<int32_t>(c.beta),
+          threads,    0,          0,          0};
+}
+
+// [batch, rows, cols] over memory with leading dimension ld; `transposed` means the stored
+// matrix is [cols, rows]. A zero batch stride broadcasts one matrix over the batch.
+memory::desc matrix_desc(memory::data_type dt, int64_t batch, int64_t rows, int64_t cols, int64_t ld,
+                         int64_t stride, bool transposed) {
+  const int64_t row_stride = transposed ? 1 : ld, col_stride = transposed ? ld : 1;
+  if (batch == 1) return memory::desc({rows, cols}, dt, memory::dims{row_stride, col_stride});
+  const int64_t b = stride == 0 ? 1 : batch;
+  return memory::desc({b, rows, cols}, dt,
+                      memory::dims{stride == 0 ? rows * cols : stride, row_stride, col_stride});
+}
+
+struct MatmulEntry {
+  dnnl::matmul primitive;
+  memory::desc a, b, c, scratchpad;
+};
+
+MatmulEntry create_matmul(const MatmulCall& c) {
+  const auto in = c.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+  const auto f32 = memory::data_type::f32;
+  const memory::desc a = matrix_desc(in, c.batch, c.m, c.k, c.lda, c.stride_a, c.trans_a);
+  const memory::desc b = matrix_desc(in, c.batch, c.k, c.n, c.ldb, c.stride_b, c.trans_b);
+  const memory::desc d = matrix_desc(f32, c.batch, c.m, c.n, c.ldc, c.stride_c, false);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (c.alpha != 1.0f) attr.set_output_scales(0, {c.alpha});
+  if (c.beta != 0.0f) {
+    dnnl::post_ops ops;
+    ops.append_sum(c.beta);
+    attr.set_post_ops(ops);
+  }
+  try {
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, d), attr, cpu_engine());
+    return {dnnl::matmul(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
+            pd.scratchpad_desc()};
+  } catch (const dnnl::error& e) {
+    fail("gemm: oneDNN matmul (", c.bf16 ? "bf16" : "f32", ") unavailable for batch=", c.batch,
+         " m=", c.m, " n=", c.n, " k=", c.k, " trans_a=", c.trans_a, " trans_b=", c.trans_b, ": ",
+         e.what());
+  }
+}
+
+const MatmulEntry& cached_matmul(const MatmulCall& c) {
+  static std::mutex mutex;
+  static std::map<MatmulKey, MatmulEntry> cache;  // entries never move: references stay valid
+  const MatmulKey key = key_of(c);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, create_matmul(c)).first;
+  return it->second;
+}
+
+// Per-thread scratch space for the primitives, grown on demand and reused.
+void* scratchpad(size_t bytes) {
+  struct Buffer {
+    void* data = nullptr;
+    size_t bytes = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buffer;
+  if (buffer.bytes < bytes) {
+    std::free(buffer.data);
+    buffer.bytes = (bytes + 4095) / 4096 * 4096;
+    buffer.data = std::aligned_alloc(4096, buffer.bytes);
+    check(buffer.data != nullptr, "gemm: cannot allocate ", buffer.bytes, " bytes of scratchpad");
+  }
+  return buffer.data;
+}
+
+}  // namespace
+
+void matmul_onednn(const MatmulCall& c) {
+  const MatmulEntry& entry = cached_matmul(c);
+  dnnl::engine& engine = cpu_engine();
+  thread_local dnnl::stream stream(cpu_engine());
+  memory a(entry.a, engine, const_cast<void*>(c.a));
+  memory b(entry.b, engine, const_cast<void*>(c.b));
+  memory d(entry.c, engine, c.c);
+  memory s(entry.scratchpad, engine, scratchpad(entry.scratchpad.get_size()));
+  entry.primitive.execute(stream, {{DNNL_ARG_SRC, a},
+                                   {DNNL_ARG_WEIGHTS, b},
+                                   {DNNL_ARG_DST, d},
+                                   {DNNL_ARG_SCRATCHPAD, s}});
+  stream.wait();
+}
+
+}  // namespace attn::detail

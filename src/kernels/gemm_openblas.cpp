@@ -1,0 +1,109 @@
+// OpenBLAS behind attn::gemm: sgemm (for comparison) and the gemv path used for M == 1 or N == 1.
+//
+// OpenBLAS (Debian's pthread build) keeps its own pool of worker threads that busy-wait for a
+// while after every call; attn's loops run on OpenMP's threads, so the two pools would share two
+// cores. attn therefore keeps OpenBLAS at one thread and does the splitting itself with OpenMP.
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "attn/kernels/gemm.h"
+#include "gemm_backends.h"
+
+namespace attn::detail {
+
+void init_openblas_single_thread() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+}
+
+namespace {
+
+CBLAS_TRANSPOSE cblas_trans(bool t) { return t ? CblasTrans : CblasNoTrans; }
+
+// y[0..len) (stride incy) = alpha * M x + beta * y for the row-major matrix `mat` of `rows`
+// rows, or alpha * M^T x + beta * y with `transposed`. Here `len` is the length of y.
+struct Gemv {
+  bool transposed;
+  int64_t rows, cols;  // of the stored matrix
+  const float* mat;
+  int64_t ld;
+  const float* x;
+  int64_t incx;
+  float* y;
+  int64_t incy;
+};
+
+// One block [begin, end) of y, on the calling thread.
+void gemv_block(const Gemv& v, float alpha, float beta, int64_t begin, int64_t end) {
+  if (begin >= end) return;
+  float* y = v.y + begin * v.incy;
+  if (beta == 0.0f)  // BLAS semantics: y is not read, so a NaN in it must not survive
+    for (int64_t i = 0; i < end - begin; ++i) y[i * v.incy] = 0.0f;
+  if (v.transposed) {  // y = M^T x: the block is a range of columns of M
+    cblas_sgemv(CblasRowMajor, CblasTrans, v.rows, end - begin, alpha, v.mat + begin, v.ld, v.x,
+                v.incx, beta, y, v.incy);
+  } else {  // y = M x: the block is a range of rows of M
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, end - begin, v.cols, alpha, v.mat + begin * v.ld,
+                v.ld, v.x, v.incx, beta, y, v.incy);
+  }
+}
+
+}  // namespace
+
+void gemm_openblas(const GemmArgs& g) {
+  cblas_sgemm(CblasRowMajor, cblas_trans(g.trans_a), cblas_trans(g.trans_b), g.m, g.n, g.k,
+              g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc);
+}
+
+void gemm_openblas_threaded(const GemmArgs& g) {
+  init_openblas_single_thread();
+  openblas_set_num_threads(omp_get_max_threads());
+  gemm_openblas(g);
+  openblas_set_num_threads(1);
+}
+
+void gemv_split(const GemmArgs& g) {
+  init_openblas_single_thread();
+  Gemv v{};
+  int64_t len = 0;
+  if (g.m == 1) {
+    // C[1, n] = a[1, k] op(B): x is A's only row (or column), y is C's row.
+    len = g.n;
+    v.x = g.a;
+    v.incx = g.trans_a ? g.lda : 1;
+    v.y = g.c;
+    v.incy = 1;
+    v.mat = g.b;
+    v.ld = g.ldb;
+    v.transposed = !g.trans_b;  // B stored [k, n] -> y = B^T x; stored [n, k] -> y = B x
+    v.rows = g.trans_b ? g.n : g.k;
+    v.cols = g.trans_b ? g.k : g.n;
+  } else {
+    // C[m, 1] = op(A) b[k, 1]: x is B's only column (or row), y is C's column.
+    len = g.m;
+    v.x = g.b;
+    v.incx = g.trans_b ? 1 : g.ldb;
+    v.y = g.c;
+    v.incy = g.ldc;
+    v.mat = g.a;
+    v.ld = g.lda;
+    v.transposed = g.trans_a;  // A stored [k, m] -> y = A^T x
+    v.rows = g.trans_a ? g.k : g.m;
+    v.cols = g.trans_a ? g.m : g.k;
+  }
+  // Below ~64K multiply-adds one thread is faster than waking the others.
+  const bool parallel = len * g.k >= (1 << 16) && len >= 64 && !omp_in_parallel();
+  if (!parallel) return gemv_block(v, g.alpha, g.beta, 0, len);
+#pragma omp parallel
+  {
+    const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+    // Blocks of whole 64-byte lines of y so that threads never share one.
+    const int64_t chunk = ((len + threads - 1) / threads + 15) / 16 * 16;
+    gemv_block(v, g.alpha, g.beta, std::min(len, t * chunk), std::min(len, (t + 1) * chunk));
+  }
+}
+
+}  // namespace attn::detail

@@ -1,0 +1,72 @@
+#include "attn/models/model_dir.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "attn/error.h"
+#include "attn/io/io.h"
+
+namespace attn {
+
+namespace fs = std::filesystem;
+
+nlohmann::json read_json_file(const std::string& path) {
+  check(fs::exists(path), path, ": no such file");
+  std::string text = io::read_file(path);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail(path, ": not valid JSON (", e.what(), ")");
+  }
+}
+
+Transformer load_transformer(const std::string& dir) {
+  check(fs::is_directory(dir), dir, ": not a model directory");
+  std::string config_path = dir + "/config.json", weights_path = dir + "/model.safetensors";
+  nlohmann::json j = read_json_file(config_path);
+  if (j.contains("model"))
+    check(j["model"] == "transformer", config_path, ": model is ", j["model"].dump(),
+          ", expected \"transformer\"");
+  TransformerConfig c = transformer_config_from_json(j, config_path);
+  check(fs::exists(weights_path), weights_path, ": no such file");
+  return transformer_from_tensors(c, io::load_safetensors(weights_path), weights_path);
+}
+
+void save_transformer(const Transformer& m, const std::string& dir, const nlohmann::json& extra) {
+  fs::create_directories(dir);
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [name, v] : m.parameters()) tensors[name] = v.value();
+  io::save_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}, {"producer", "attn"}});
+  nlohmann::json j = transformer_config_to_json(m.config);
+  for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
+  io::write_file_atomic(dir + "/config.json", j.dump(2) + "\n");
+}
+
+Transformer import_torch(const std::string& ref_dir) {
+  std::string config_path = ref_dir + "/config.json", weights_path = ref_dir + "/weights.npz";
+  TransformerConfig c = transformer_config_from_json(read_json_file(config_path), config_path);
+  check(fs::exists(weights_path), weights_path, ": no such file");
+  return transformer_from_tensors(c, io::load_npz(weights_path), weights_path);
+}
+
+void export_torch(const Transformer& m, const std::string& ref_dir) {
+  const TransformerConfig& c = m.config;
+  check(c.positions == "sinusoidal" && c.activation == "relu", "export-torch: torch_ref.py has ",
+        "sinusoidal positions and ReLU only; this model has ", c.positions, " positions and ",
+        c.activation);
+  fs::create_directories(ref_dir);
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [name, v] : m.named) tensors[name] = v.value();  // tied keys too: a state_dict
+  io::save_npz(ref_dir + "/weights.npz", tensors);
+  nlohmann::json j = {{"src_vocab", c.src_vocab},     {"tgt_vocab", c.tgt_vocab},
+                      {"d_model", c.d_model},         {"heads", c.heads},
+                      {"encoder_layers", c.encoder_layers}, {"decoder_layers", c.decoder_layers},
+                      {"ff", c.d_ff},                 {"dropout", c.dropout},
+                      {"norm_first", c.norm_first},   {"share_embeddings", c.share_embeddings},
+                      {"tie_output", c.tie_output},   {"max_len", c.max_len},
+                      {"pad_id", c.pad_id},           {"bos_id", c.bos_id},
+                      {"eos_id", c.eos_id}};
+  io::write_file_atomic(ref_dir + "/config.json", j.dump(2) + "\n");
+}
+
+}  // namespace attn

@@ -1,0 +1,120 @@
+#include "attn/models/transformer.h"
+
+#include <cmath>
+
+#include "attn/error.h"
+#include "attn/nn/positional_encoding.h"
+
+namespace attn {
+namespace {
+
+// x = Embed(ids) sqrt(d_model) + PE[0:len]                     [batch, len, d_model]
+Var embed(const Transformer& m, const Var& table, const Tensor& ids, int64_t first_position,
+          const Context& ctx) {
+  int64_t len = ids.size(1), d = m.config.d_model;
+  check(first_position + len <= m.config.max_len, "transformer: position ", first_position + len,
+        " beyond max_len ", m.config.max_len);
+  Var x = scale(embedding(table, ids), std::sqrt(static_cast<float>(d)));
+  Var pos = m.config.positions == "learned"
+                ? slice(m.pos_embed, 0, first_position, first_position + len)
+                : Var(m.pe.slice(0, first_position, first_position + len));
+  return apply_dropout(add(x, pos), ctx);
+}
+
+// x + Dropout(Sublayer(x)), with the LayerNorm after (post-LN) or before the sub-layer (pre-LN).
+template <typename F>
+Var sublayer(const Transformer& m, const Var& x, const LayerNorm& norm, const Context& ctx, F f) {
+  if (m.config.norm_first) return add(x, apply_dropout(f(forward(norm, x)), ctx));
+  return forward(norm, add(x, apply_dropout(f(x), ctx)));
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, Var>> Transformer::parameters() const {
+  std::vector<std::pair<std::string, Var>> out;
+  for (const auto& [name, v] : named) {
+    bool seen = false;
+    for (const auto& [n2, v2] : out) seen = seen || v2.node() == v.node();
+    if (!seen) out.emplace_back(name, v);
+  }
+  return out;
+}
+
+Tensor padding_mask(const Tensor& ids, int32_t pad_id) {
+  Tensor c = ids.contiguous();
+  Tensor mask = Tensor::empty(c.shape(), DType::i32);
+  for (int64_t i = 0; i < c.numel(); ++i) mask.data<int32_t>()[i] = c.data<int32_t>()[i] == pad_id;
+  return mask;
+}
+
+Var encode(const Transformer& m, const Tensor& src, const Context& ctx) {
+  Var x = embed(m, m.src_embed, src, 0, ctx);
+  AttentionMask mask{padding_mask(src, m.config.pad_id), false};
+  for (const EncoderLayer& l : m.encoder) {
+    // x = LN(x + MultiHead(x, x, x))
+    x = sublayer(m, x, l.norm1, ctx, [&](const Var& h) { return self_attention(l.self_attn, h, mask, ctx); });
+    // x = LN(x + FFN(x))
+    x = sublayer(m, x, l.norm2, ctx, [&](const Var& h) { return forward(l.ff, h, ctx); });
+  }
+  return forward(m.encoder_norm, x);
+}
+
+Var decode(const Transformer& m, const Tensor& tgt_in, const Var& memory, const Tensor& src_pad,
+           const Context& ctx) {
+  Var y = embed(m, m.tgt_embed, tgt_in, 0, ctx);
+  AttentionMask causal{Tensor(), true}, cross{src_pad, false};
+  for (const DecoderLayer& l : m.decoder) {
+    // y = LN(y + MaskedMultiHead(y, y, y))
+    y = sublayer(m, y, l.norm1, ctx, [&](const Var& h) { return self_attention(l.self_attn, h, causal, ctx); });
+    // y = LN(y + MultiHead(y, memory, memory))
+    y = sublayer(m, y, l.norm2, ctx,
+                 [&](const Var& h) { return cross_attention(l.multihead_attn, h, memory, cross, ctx); });
+    // y = LN(y + FFN(y))
+    y = sublayer(m, y, l.norm3, ctx, [&](const Var& h) { return forward(l.ff, h, ctx); });
+  }
+  // logits = LN(y) W_out^T + b                                 [batch, len, tgt_vocab]
+  return forward(m.generator, forward(m.decoder_norm, y));
+}
+
+DecoderState start_decoding(const Transformer& m, const Tensor& memory, const Tensor& src_pad) {
+  DecoderState s;
+  s.self.resize(m.decoder.size());
+  s.src_pad = src_pad;
+  for (const DecoderLayer& l : m.decoder) {
+    Tensor k, v;
+    project_memory(l.multihead_attn, memory, &k, &v);
+    s.memory_k.push_back(k);
+    s.memory_v.push_back(v);
+  }
+  return s;
+}
+
+Tensor decode_step(const Transformer& m, DecoderState& s, const std::vector<int32_t>& tokens) {
+  NoGrad no_grad;
+  Context ctx;  // inference: no dropout
+  int64_t B = static_cast<int64_t>(tokens.size());
+  Var y = embed(m, m.tgt_embed, Tensor::from_ids(tokens, {B, 1}), s.position, ctx);  // [B, 1, d]
+  AttentionMask cross{s.src_pad, false};
+  for (size_t i = 0; i < m.decoder.size(); ++i) {
+    const DecoderLayer& l = m.decoder[i];
+    y = sublayer(m, y, l.norm1, ctx, [&](const Var& h) {
+      return Var(self_attention_step(l.self_attn, h.value(), s.self[i]));
+    });
+    y = sublayer(m, y, l.norm2, ctx, [&](const Var& h) {
+      return Var(cross_attention_cached(l.multihead_attn, h.value(), s.memory_k[i], s.memory_v[i], cross));
+    });
+    y = sublayer(m, y, l.norm3, ctx, [&](const Var& h) { return forward(l.ff, h, ctx); });
+  }
+  s.position += 1;
+  Var logits = forward(m.generator, forward(m.decoder_norm, y));  // [B, 1, V]
+  return log_softmax(reshape(logits, {B, m.config.tgt_vocab})).value();
+}
+
+void select_rows(DecoderState& s, const std::vector<int64_t>& rows) {
+  for (KVCache& c : s.self) select_rows(c, rows);
+  for (Tensor& t : s.memory_k) t = select_rows(t, rows);
+  for (Tensor& t : s.memory_v) t = select_rows(t, rows);
+  s.src_pad = select_rows(s.src_pad, rows);
+}
+
+}  // namespace attn

@@ -1,0 +1,88 @@
+#include "attn/models/transformer_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "attn/error.h"
+
+namespace attn {
+
+void TransformerConfig::validate() const {
+  check(src_vocab > 0 && tgt_vocab > 0, "config: vocabularies must be positive (src_vocab ",
+        src_vocab, ", tgt_vocab ", tgt_vocab, ")");
+  check(d_model > 0 && heads > 0 && d_model % heads == 0, "config: d_model ", d_model,
+        " must be a positive multiple of heads ", heads);
+  check(encoder_layers >= 0 && decoder_layers > 0, "config: encoder_layers ", encoder_layers,
+        " and decoder_layers ", decoder_layers, " must be >= 0 and > 0");
+  check(d_ff > 0, "config: d_ff must be positive, got ", d_ff);
+  check(dropout >= 0.0f && dropout < 1.0f, "config: dropout must be in [0, 1), got ", dropout);
+  check(!share_embeddings || src_vocab == tgt_vocab, "config: share_embeddings needs src_vocab (",
+        src_vocab, ") == tgt_vocab (", tgt_vocab, ")");
+  check(positions == "sinusoidal" || positions == "learned", "config: positions must be ",
+        "'sinusoidal' or 'learned', got '", positions, "'");
+  check(activation == "relu" || activation == "gelu", "config: activation must be 'relu' or ",
+        "'gelu', got '", activation, "'");
+  check(max_len > 0, "config: max_len must be positive, got ", max_len);
+  for (int32_t id : {pad_id, bos_id, eos_id})
+    check(id >= 0 && id < tgt_vocab, "config: special id ", id, " out of range for tgt_vocab ", tgt_vocab);
+}
+
+TransformerConfig transformer_config_from_json(const nlohmann::json& j, const std::string& source) {
+  check(j.is_object(), source, ": the configuration must be a JSON object");
+  TransformerConfig c;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    const auto& v = it.value();
+    try {
+      if (k == "src_vocab") c.src_vocab = v.get<int64_t>();
+      else if (k == "tgt_vocab") c.tgt_vocab = v.get<int64_t>();
+      else if (k == "d_model") c.d_model = v.get<int64_t>();
+      else if (k == "heads") c.heads = v.get<int64_t>();
+      else if (k == "encoder_layers") c.encoder_layers = v.get<int64_t>();
+      else if (k == "decoder_layers") c.decoder_layers = v.get<int64_t>();
+      else if (k == "d_ff" || k == "ff") c.d_ff = v.get<int64_t>();
+      else if (k == "dropout") c.dropout = v.get<float>();
+      else if (k == "norm_first") c.norm_first = v.get<bool>();
+      else if (k == "share_embeddings") c.share_embeddings = v.get<bool>();
+      else if (k == "tie_output") c.tie_output = v.get<bool>();
+      else if (k == "positions") c.positions = v.get<std::string>();
+      else if (k == "activation") c.activation = v.get<std::string>();
+      else if (k == "max_len") c.max_len = v.get<int64_t>();
+      else if (k == "pad_id") c.pad_id = v.get<int32_t>();
+      else if (k == "bos_id") c.bos_id = v.get<int32_t>();
+      else if (k == "eos_id") c.eos_id = v.get<int32_t>();
+      else if (k == "model" || k == "task" || k == "tokenizer") continue;  // read by the caller
+      else fail(source, ": unknown key '", k, "'");
+    } catch (const nlohmann::json::exception& e) {
+      fail(source, ": key '", k, "' has the wrong type (", v.dump(), ")");
+    }
+  }
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    fail(source, ": ", e.what());
+  }
+  return c;
+}
+
+nlohmann::json transformer_config_to_json(const TransformerConfig& c) {
+  return {{"model", "transformer"},
+          {"src_vocab", c.src_vocab},
+          {"tgt_vocab", c.tgt_vocab},
+          {"d_model", c.d_model},
+          {"heads", c.heads},
+          {"encoder_layers", c.encoder_layers},
+          {"decoder_layers", c.decoder_layers},
+          {"d_ff", c.d_ff},
+          {"dropout", c.dropout},
+          {"norm_first", c.norm_first},
+          {"share_embeddings", c.share_embeddings},
+          {"tie_output", c.tie_output},
+          {"positions", c.positions},
+          {"activation", c.activation},
+          {"max_len", c.max_len},
+          {"pad_id", c.pad_id},
+          {"bos_id", c.bos_id},
+          {"eos_id", c.eos_id}};
+}
+
+}  // namespace attn

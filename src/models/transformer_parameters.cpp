@@ -1,0 +1,177 @@
+// The Transformer's parameters: their checkpoint keys and shapes, fresh initialisation, and
+// building a model around loaded tensors.
+#include <cmath>
+#include <cstring>
+
+#include "attn/error.h"
+#include "attn/models/transformer.h"
+#include "attn/nn/positional_encoding.h"
+
+namespace attn {
+namespace {
+
+enum class Init { xavier, embedding, zeros, ones };
+
+struct ParamSpec {
+  std::string key;
+  Shape shape;
+  Init init;
+};
+
+void add_attention(std::vector<ParamSpec>& s, const std::string& p, int64_t d) {
+  s.push_back({p + ".in_proj_weight", {3 * d, d}, Init::xavier});
+  s.push_back({p + ".in_proj_bias", {3 * d}, Init::zeros});
+  s.push_back({p + ".out_proj.weight", {d, d}, Init::xavier});
+  s.push_back({p + ".out_proj.bias", {d}, Init::zeros});
+}
+
+void add_norm(std::vector<ParamSpec>& s, const std::string& p, int64_t d) {
+  s.push_back({p + ".weight", {d}, Init::ones});
+  s.push_back({p + ".bias", {d}, Init::zeros});
+}
+
+void add_ffn(std::vector<ParamSpec>& s, const std::string& p, int64_t d, int64_t ff) {
+  s.push_back({p + "linear1.weight", {ff, d}, Init::xavier});
+  s.push_back({p + "linear1.bias", {ff}, Init::zeros});
+  s.push_back({p + "linear2.weight", {d, ff}, Init::xavier});
+  s.push_back({p + "linear2.bias", {d}, Init::zeros});
+}
+
+// The distinct parameters (tied ones appear once, under their first name).
+std::vector<ParamSpec> specs(const TransformerConfig& c) {
+  int64_t d = c.d_model;
+  std::vector<ParamSpec> s;
+  s.push_back({"src_embed.weight", {c.src_vocab, d}, Init::embedding});
+  if (!c.share_embeddings) s.push_back({"tgt_embed.weight", {c.tgt_vocab, d}, Init::embedding});
+  if (c.positions == "learned") s.push_back({"pos_embed.weight", {c.max_len, d}, Init::embedding});
+  for (int64_t i = 0; i < c.encoder_layers; ++i) {
+    std::string p = "transformer.encoder.layers." + std::to_string(i) + ".";
+    add_attention(s, p + "self_attn", d);
+    add_ffn(s, p, d, c.d_ff);
+    add_norm(s, p + "norm1", d);
+    add_norm(s, p + "norm2", d);
+  }
+  add_norm(s, "transformer.encoder.norm", d);
+  for (int64_t i = 0; i < c.decoder_layers; ++i) {
+    std::string p = "transformer.decoder.layers." + std::to_string(i) + ".";
+    add_attention(s, p + "self_attn", d);
+    add_attention(s, p + "multihead_attn", d);
+    add_ffn(s, p, d, c.d_ff);
+    add_norm(s, p + "norm1", d);
+    add_norm(s, p + "norm2", d);
+    add_norm(s, p + "norm3", d);
+  }
+  add_norm(s, "transformer.decoder.norm", d);
+  if (!c.tie_output) s.push_back({"generator.weight", {c.tgt_vocab, d}, Init::xavier});
+  s.push_back({"generator.bias", {c.tgt_vocab}, Init::zeros});
+  return s;
+}
+
+// Tied keys and the key whose Var they share.
+std::vector<std::pair<std::string, std::string>> aliases(const TransformerConfig& c) {
+  std::vector<std::pair<std::string, std::string>> a;
+  if (c.share_embeddings) a.emplace_back("tgt_embed.weight", "src_embed.weight");
+  if (c.tie_output) a.emplace_back("generator.weight", c.share_embeddings ? "src_embed.weight" : "tgt_embed.weight");
+  return a;
+}
+
+MultiHeadAttention attention_at(std::map<std::string, Var>& n, const std::string& p, int64_t heads) {
+  return {heads, n.at(p + ".in_proj_weight"), n.at(p + ".in_proj_bias"),
+          Linear{n.at(p + ".out_proj.weight"), n.at(p + ".out_proj.bias")}};
+}
+LayerNorm norm_at(std::map<std::string, Var>& n, const std::string& p) {
+  return {n.at(p + ".weight"), n.at(p + ".bias")};
+}
+FeedForward ffn_at(std::map<std::string, Var>& n, const std::string& p, bool gelu) {
+  return {Linear{n.at(p + "linear1.weight"), n.at(p + "linear1.bias")},
+          Linear{n.at(p + "linear2.weight"), n.at(p + "linear2.bias")}, gelu};
+}
+
+// Fills the model's structs from m.named (aliases already added).
+void wire(Transformer& m) {
+  const TransformerConfig& c = m.config;
+  auto& n = m.named;
+  m.src_embed = n.at("src_embed.weight");
+  m.tgt_embed = n.at("tgt_embed.weight");
+  if (c.positions == "learned") m.pos_embed = n.at("pos_embed.weight");
+  else m.pe = sinusoid_table(c.max_len, c.d_model);
+  bool gelu = c.activation == "gelu";
+  for (int64_t i = 0; i < c.encoder_layers; ++i) {
+    std::string p = "transformer.encoder.layers." + std::to_string(i) + ".";
+    m.encoder.push_back({attention_at(n, p + "self_attn", c.heads), ffn_at(n, p, gelu),
+                         norm_at(n, p + "norm1"), norm_at(n, p + "norm2")});
+  }
+  m.encoder_norm = norm_at(n, "transformer.encoder.norm");
+  for (int64_t i = 0; i < c.decoder_layers; ++i) {
+    std::string p = "transformer.decoder.layers." + std::to_string(i) + ".";
+    m.decoder.push_back({attention_at(n, p + "self_attn", c.heads), attention_at(n, p + "multihead_attn", c.heads),
+                         ffn_at(n, p, gelu), norm_at(n, p + "norm1"), norm_at(n, p + "norm2"),
+                         norm_at(n, p + "norm3")});
+  }
+  m.decoder_norm = norm_at(n, "transformer.decoder.norm");
+  m.generator = Linear{n.at("generator.weight"), n.at("generator.bias")};
+}
+
+}  // namespace
+
+Transformer make_transformer(const TransformerConfig& config, uint64_t seed) {
+  config.validate();
+  Transformer m;
+  m.config = config;
+  Rng rng(seed);
+  for (const ParamSpec& s : specs(config)) {
+    Tensor t = Tensor::empty(s.shape);
+    switch (s.init) {
+      case Init::xavier: {
+        // U(-a, a), a = sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio 2010)
+        float a = std::sqrt(6.0f / static_cast<float>(s.shape[0] + s.shape[1]));
+        fill_uniform(t, -a, a, rng);
+        break;
+      }
+      case Init::embedding: fill_normal(t, 0.0f, 1.0f / std::sqrt(static_cast<float>(config.d_model)), rng); break;
+      case Init::zeros: t.zero(); break;
+      case Init::ones: t.fill(1.0f); break;
+    }
+    m.named[s.key] = Var(t, true);
+  }
+  for (const auto& [alias, target] : aliases(config)) m.named[alias] = m.named.at(target);
+  wire(m);
+  return m;
+}
+
+Transformer transformer_from_tensors(const TransformerConfig& config,
+                                     const std::map<std::string, Tensor>& tensors,
+                                     const std::string& source) {
+  config.validate();
+  Transformer m;
+  m.config = config;
+  std::map<std::string, bool> used;
+  for (const ParamSpec& s : specs(config)) {
+    auto it = tensors.find(s.key);
+    check(it != tensors.end(), source, ": tensor '", s.key, "' is missing");
+    const Tensor& t = it->second;
+    check(t.dtype() == DType::f32, source, ": tensor '", s.key, "' has dtype ", dtype_name(t.dtype()),
+          ", expected F32");
+    check(t.shape() == s.shape, source, ": tensor '", s.key, "' has shape ", shape_str(t.shape()),
+          ", the config needs ", shape_str(s.shape));
+    m.named[s.key] = Var(t.clone(), true);  // owned: training updates it in place
+    used[s.key] = true;
+  }
+  for (const auto& [alias, target] : aliases(config)) {
+    m.named[alias] = m.named.at(target);
+    auto it = tensors.find(alias);
+    if (it == tensors.end()) continue;
+    const Tensor& t = it->second;
+    Tensor want = m.named.at(target).value();
+    check(t.shape() == want.shape() && t.dtype() == DType::f32 &&
+              std::memcmp(t.contiguous().raw_data(), want.raw_data(), want.nbytes()) == 0,
+          source, ": tensor '", alias, "' should be tied to '", target, "' but differs from it");
+    used[alias] = true;
+  }
+  for (const auto& [key, t] : tensors)
+    check(used.count(key) > 0, source, ": unexpected tensor '", key, "' for this configuration");
+  wire(m);
+  return m;
+}
+
+}  // namespace attn

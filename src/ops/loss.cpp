@@ -1,0 +1,78 @@
+#include "attn/ops/loss.h"
+
+#include <cmath>
+#include <vector>
+
+#include "attn/error.h"
+#include "attn/kernels/elementwise.h"
+#include "attn/ops/softmax.h"
+
+namespace attn {
+
+Var cross_entropy(const Var& logits, const Tensor& targets, float eps, int32_t ignore_index,
+                  CrossEntropyStats* stats) {
+  Tensor z = logits.value().contiguous();
+  int64_t V = z.size(-1), N = z.numel() / V;
+  check(targets.dtype() == DType::i32 && targets.numel() == N, "cross_entropy: ", N,
+        " rows of logits ", shape_str(z.shape()), " but targets ", shape_str(targets.shape()), " ",
+        dtype_name(targets.dtype()));
+  Tensor tc = targets.contiguous();
+  const int32_t* t = tc.data<int32_t>();
+  for (int64_t r = 0; r < N; ++r)
+    check(t[r] == ignore_index || (t[r] >= 0 && t[r] < V), "cross_entropy: target ", t[r],
+          " at row ", r, " out of range for ", V, " classes");
+  Tensor logp = Tensor::empty({N, V});
+  log_softmax_rows(z.data<float>(), logp.data<float>(), N, V);
+  const float* lp = logp.data<float>();
+  std::vector<double> row_nll(N, 0.0), row_smooth(N, 0.0);
+  std::vector<int64_t> row_correct(N, 0);
+  parallel_for(N, 8, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      if (t[r] == ignore_index) continue;
+      const float* row = lp + r * V;
+      double s = 0.0;
+      int64_t best = 0;
+      for (int64_t j = 0; j < V; ++j) {
+        s -= row[j];
+        if (row[j] > row[best]) best = j;
+      }
+      row_nll[r] = -row[t[r]];
+      row_smooth[r] = s;
+      row_correct[r] = best == t[r];
+    }
+  });
+  int64_t count = 0;
+  double nll = 0.0, smooth = 0.0;
+  int64_t correct = 0;
+  for (int64_t r = 0; r < N; ++r) {
+    if (t[r] == ignore_index) continue;
+    ++count;
+    nll += row_nll[r];
+    smooth += row_smooth[r];
+    correct += row_correct[r];
+  }
+  if (stats) *stats = {nll, count, correct};
+  double loss = count ? ((1.0 - eps) * nll + eps / static_cast<double>(V) * smooth) / count : 0.0;
+  bool grad = needs_grad({&logits});
+  Var y = make_output(Tensor::full({}, static_cast<float>(loss)), grad);
+  if (!grad) return y;
+  // dz_rj = dy/n (p_rj - (1 - eps) [j = t_r] - eps/V) for counted rows, 0 for ignored ones
+  record_backward([logits, y, logp, tc, N, V, eps, ignore_index, count]() mutable {
+    if (!y.grad().defined() || count == 0) return;
+    float g = y.grad().data<float>()[0] / static_cast<float>(count);
+    float* gz = logits.grad_buffer().data<float>();
+    const float* lp = logp.data<float>();
+    const int32_t* t = tc.data<int32_t>();
+    float off = eps / static_cast<float>(V);
+    parallel_for(N, 8, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        if (t[r] == ignore_index) continue;
+        for (int64_t j = 0; j < V; ++j) gz[r * V + j] += g * (std::exp(lp[r * V + j]) - off);
+        gz[r * V + t[r]] -= g * (1.0f - eps);
+      }
+    });
+  });
+  return y;
+}
+
+}  // namespace attn

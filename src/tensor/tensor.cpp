@@ -1,0 +1,346 @@
+#include "attn/tensor/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "attn/error.h"
+
+namespace attn {
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::f32: return 4;
+    case DType::bf16: return 2;
+    case DType::i32: return 4;
+    case DType::i64: return 8;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::f32: return "F32";
+    case DType::bf16: return "BF16";
+    case DType::i32: return "I32";
+    case DType::i64: return "I64";
+  }
+  return "?";
+}
+
+std::string shape_str(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+Shape contiguous_strides(const Shape& shape) {
+  Shape st(shape.size());
+  int64_t acc = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    st[i] = acc;
+    acc *= shape[i];
+  }
+  return st;
+}
+
+// ---- Storage ---------------------------------------------------------------------------------
+
+std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
+  auto s = std::make_shared<Storage>();
+  size_t rounded = (bytes + 63) / 64 * 64;
+  if (rounded == 0) rounded = 64;
+  s->data = std::aligned_alloc(64, rounded);
+  check(s->data != nullptr, "out of memory allocating ", bytes, " bytes");
+  s->bytes = bytes;
+  s->owned_ = true;
+  return s;
+}
+
+std::shared_ptr<Storage> Storage::borrow(void* data, size_t bytes, std::shared_ptr<void> keep_alive) {
+  auto s = std::make_shared<Storage>();
+  s->data = data;
+  s->bytes = bytes;
+  s->keep_alive = std::move(keep_alive);
+  return s;
+}
+
+Storage::~Storage() {
+  if (owned_) std::free(data);
+}
+
+// ---- Tensor factories ------------------------------------------------------------------------
+
+Tensor Tensor::empty(const Shape& shape, DType dtype) {
+  for (int64_t d : shape) check(d >= 0, "tensor: negative dimension in shape ", shape_str(shape));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.strides_ = contiguous_strides(shape);
+  t.storage_ = Storage::allocate(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype));
+  return t;
+}
+
+Tensor Tensor::zeros(const Shape& shape, DType dtype) {
+  Tensor t = empty(shape, dtype);
+  std::memset(t.storage_->data, 0, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::full(const Shape& shape, float value) {
+  Tensor t = empty(shape);
+  t.fill(value);
+  return t;
+}
+
+Tensor Tensor::from_vector(const std::vector<float>& values, const Shape& shape) {
+  check(static_cast<int64_t>(values.size()) == shape_numel(shape), "from_vector: ", values.size(),
+        " values do not fill shape ", shape_str(shape));
+  Tensor t = empty(shape);
+  if (!values.empty()) std::memcpy(t.data<float>(), values.data(), values.size() * sizeof(float));
+  return t;
+}
+
+Tensor Tensor::from_ids(const std::vector<int32_t>& ids, const Shape& shape) {
+  check(static_cast<int64_t>(ids.size()) == shape_numel(shape), "from_ids: ", ids.size(),
+        " ids do not fill shape ", shape_str(shape));
+  Tensor t = empty(shape, DType::i32);
+  if (!ids.empty()) std::memcpy(t.data<int32_t>(), ids.data(), ids.size() * sizeof(int32_t));
+  return t;
+}
+
+Tensor Tensor::wrap(void* data, const Shape& shape, DType dtype, std::shared_ptr<void> keep_alive) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.strides_ = contiguous_strides(shape);
+  t.storage_ = Storage::borrow(data, static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype),
+                               std::move(keep_alive));
+  return t;
+}
+
+// ---- Accessors -------------------------------------------------------------------------------
+
+int64_t Tensor::size(int64_t d) const {
+  int64_t n = dim();
+  if (d < 0) d += n;
+  check(d >= 0 && d < n, "tensor: dimension ", d, " out of range for shape ", shape_str(shape_));
+  return shape_[d];
+}
+
+bool Tensor::is_contiguous() const {
+  int64_t acc = 1;
+  for (size_t i = shape_.size(); i-- > 0;) {
+    if (shape_[i] != 1 && strides_[i] != acc) return false;
+    acc *= shape_[i];
+  }
+  return true;
+}
+
+void* Tensor::raw_data() const {
+  check(defined(), "tensor: access to an undefined tensor");
+  return static_cast<char*>(storage_->data) + offset_ * static_cast<int64_t>(dtype_size(dtype_));
+}
+
+template <typename T> static DType dtype_of();
+template <> DType dtype_of<float>() { return DType::f32; }
+template <> DType dtype_of<int32_t>() { return DType::i32; }
+template <> DType dtype_of<int64_t>() { return DType::i64; }
+template <> DType dtype_of<uint16_t>() { return DType::bf16; }
+
+template <typename T> T* Tensor::data() {
+  check(dtype_ == dtype_of<T>(), "tensor: dtype is ", dtype_name(dtype_), ", asked for ",
+        dtype_name(dtype_of<T>()));
+  return static_cast<T*>(raw_data());
+}
+template <typename T> const T* Tensor::data() const {
+  check(dtype_ == dtype_of<T>(), "tensor: dtype is ", dtype_name(dtype_), ", asked for ",
+        dtype_name(dtype_of<T>()));
+  return static_cast<const T*>(raw_data());
+}
+template float* Tensor::data<float>();
+template const float* Tensor::data<float>() const;
+template int32_t* Tensor::data<int32_t>();
+template const int32_t* Tensor::data<int32_t>() const;
+template int64_t* Tensor::data<int64_t>();
+template const int64_t* Tensor::data<int64_t>() const;
+template uint16_t* Tensor::data<uint16_t>();
+template const uint16_t* Tensor::data<uint16_t>() const;
+
+// ---- Views -----------------------------------------------------------------------------------
+
+Tensor Tensor::reshape(const Shape& shape) const {
+  Shape s = shape;
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == -1) {
+      check(infer < 0, "reshape: more than one -1 in ", shape_str(shape));
+      infer = static_cast<int64_t>(i);
+    } else {
+      known *= s[i];
+    }
+  }
+  if (infer >= 0) {
+    check(known > 0 && numel() % known == 0, "reshape: cannot reshape ", shape_str(shape_), " to ",
+          shape_str(shape));
+    s[infer] = numel() / known;
+  }
+  check(shape_numel(s) == numel(), "reshape: cannot reshape ", shape_str(shape_), " (", numel(),
+        " elements) to ", shape_str(shape));
+  Tensor t = is_contiguous() ? *this : contiguous();
+  t.shape_ = s;
+  t.strides_ = contiguous_strides(s);
+  return t;
+}
+
+Tensor Tensor::transpose(int64_t a, int64_t b) const {
+  int64_t n = dim();
+  if (a < 0) a += n;
+  if (b < 0) b += n;
+  check(a >= 0 && a < n && b >= 0 && b < n, "transpose: dims ", a, ", ", b, " out of range for ",
+        shape_str(shape_));
+  Tensor t = *this;
+  std::swap(t.shape_[a], t.shape_[b]);
+  std::swap(t.strides_[a], t.strides_[b]);
+  return t;
+}
+
+Tensor Tensor::slice(int64_t d, int64_t start, int64_t end) const {
+  int64_t n = dim();
+  if (d < 0) d += n;
+  check(d >= 0 && d < n, "slice: dim ", d, " out of range for ", shape_str(shape_));
+  check(0 <= start && start <= end && end <= shape_[d], "slice: [", start, ", ", end,
+        ") out of range for dim ", d, " of ", shape_str(shape_));
+  Tensor t = *this;
+  t.offset_ += start * strides_[d];
+  t.shape_[d] = end - start;
+  return t;
+}
+
+Tensor Tensor::select(int64_t d, int64_t index) const {
+  int64_t n = dim();
+  if (d < 0) d += n;
+  Tensor t = slice(d, index, index + 1);
+  t.shape_.erase(t.shape_.begin() + d);
+  t.strides_.erase(t.strides_.begin() + d);
+  return t;
+}
+
+Tensor Tensor::unsqueeze(int64_t d) const {
+  int64_t n = dim();
+  if (d < 0) d += n + 1;
+  check(d >= 0 && d <= n, "unsqueeze: dim ", d, " out of range for ", shape_str(shape_));
+  Tensor t = *this;
+  int64_t stride = d < n ? shape_[d] * strides_[d] : 1;
+  t.shape_.insert(t.shape_.begin() + d, 1);
+  t.strides_.insert(t.strides_.begin() + d, stride);
+  return t;
+}
+
+// Copies between two tensors of one shape with arbitrary strides, element by element, with the
+// innermost dimension as a tight loop.
+static void strided_copy(const Tensor& src, Tensor& dst) {
+  size_t es = dtype_size(src.dtype());
+  const char* s = static_cast<const char*>(src.raw_data());
+  char* d = static_cast<char*>(dst.raw_data());
+  int64_t n = src.dim();
+  if (n == 0) {
+    std::memcpy(d, s, es);
+    return;
+  }
+  int64_t total = src.numel();
+  if (total == 0) return;
+  int64_t inner = src.shape()[n - 1];
+  int64_t sin = src.strides()[n - 1], din = dst.strides()[n - 1];
+  std::vector<int64_t> idx(n, 0);
+  for (int64_t row = 0; row < total / inner; ++row) {
+    int64_t so = 0, dof = 0;
+    for (int64_t k = 0; k < n - 1; ++k) {
+      so += idx[k] * src.strides()[k];
+      dof += idx[k] * dst.strides()[k];
+    }
+    if (es == 4) {
+      const uint32_t* sp = reinterpret_cast<const uint32_t*>(s) + so;
+      uint32_t* dp = reinterpret_cast<uint32_t*>(d) + dof;
+      if (sin == 1 && din == 1) {
+        std::memcpy(dp, sp, inner * 4);
+      } else {
+        for (int64_t i = 0; i < inner; ++i) dp[i * din] = sp[i * sin];
+      }
+    } else {
+      for (int64_t i = 0; i < inner; ++i)
+        std::memcpy(d + (dof + i * din) * es, s + (so + i * sin) * es, es);
+    }
+    for (int64_t k = n - 2; k >= 0; --k) {
+      if (++idx[k] < src.shape()[k]) break;
+      idx[k] = 0;
+    }
+  }
+}
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous()) return *this;
+  return clone();
+}
+
+Tensor Tensor::clone() const {
+  Tensor t = empty(shape_, dtype_);
+  strided_copy(*this, t);
+  return t;
+}
+
+void Tensor::copy_from(const Tensor& src) {
+  check(src.shape_ == shape_ && src.dtype_ == dtype_, "copy_from: source ", shape_str(src.shape_),
+        " ", dtype_name(src.dtype_), " does not match destination ", shape_str(shape_), " ",
+        dtype_name(dtype_));
+  strided_copy(src, *this);
+}
+
+void Tensor::fill(float value) {
+  check(dtype_ == DType::f32, "fill: only f32 tensors");
+  check(is_contiguous(), "fill: only contiguous tensors");
+  float* p = data<float>();
+  for (int64_t i = 0, n = numel(); i < n; ++i) p[i] = value;
+}
+
+void Tensor::zero() {
+  check(is_contiguous(), "zero: only contiguous tensors");
+  std::memset(raw_data(), 0, nbytes());
+}
+
+float Tensor::at(std::initializer_list<int64_t> index) const {
+  check(static_cast<int64_t>(index.size()) == dim(), "at: ", index.size(), " indices for ",
+        shape_str(shape_));
+  int64_t off = 0, k = 0;
+  for (int64_t i : index) {
+    check(i >= 0 && i < shape_[k], "at: index ", i, " out of range for dim ", k, " of ",
+          shape_str(shape_));
+    off += i * strides_[k++];
+  }
+  switch (dtype_) {
+    case DType::f32: return static_cast<const float*>(raw_data())[off];
+    case DType::i32: return static_cast<float>(static_cast<const int32_t*>(raw_data())[off]);
+    case DType::i64: return static_cast<float>(static_cast<const int64_t*>(raw_data())[off]);
+    case DType::bf16: {
+      uint32_t bits = static_cast<uint32_t>(static_cast<const uint16_t*>(raw_data())[off]) << 16;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      return f;
+    }
+  }
+  return 0;
+}
+
+std::vector<float> Tensor::to_vector() const {
+  check(dtype_ == DType::f32, "to_vector: only f32 tensors");
+  Tensor c = contiguous();
+  const float* p = c.data<float>();
+  return std::vector<float>(p, p + numel());
+}
+
+}  // namespace attn

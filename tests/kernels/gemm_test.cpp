@@ -1,0 +1,313 @@
+// attn::gemm and friends against the naive gemm_reference: every backend, the four transpose
+// combinations, alpha/beta, padded leading dimensions, M=1 / N=1, odd sizes, batches, bf16.
+#include "attn/kernels/gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "attn/error.h"
+#include "attn/kernels/bf16.h"
+
+namespace attn {
+namespace {
+
+// Deterministic values in [-1, 1).
+std::vector<float> random_values(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
+  for (auto& x : v) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    x = static_cast<float>((s >> 40) & 0xffffff) / 8388608.0f - 1.0f;
+  }
+  return v;
+}
+
+struct Case {
+  bool ta, tb;
+  int64_t m, n, k;
+  float alpha = 1.0f, beta = 0.0f;
+  int64_t pad = 0;  // added to every leading dimension
+};
+
+std::string describe(const Case& c) {
+  char s[160];
+  std::snprintf(s, sizeof s, "%c%c m=%lld n=%lld k=%lld alpha=%g beta=%g pad=%lld",
+                c.ta ? 'T' : 'N', c.tb ? 'T' : 'N', (long long)c.m, (long long)c.n,
+                (long long)c.k, c.alpha, c.beta, (long long)c.pad);
+  return s;
+}
+
+// The operands of one case: A, B, and C's initial value (NaN when beta == 0, which must not leak).
+struct Operands {
+  Case c;
+  int64_t lda, ldb, ldc;
+  std::vector<float> a, b, c0;
+  explicit Operands(const Case& cs, uint32_t seed = 1) : c(cs) {
+    lda = std::max<int64_t>(cs.ta ? cs.m : cs.k, 1) + cs.pad;
+    ldb = std::max<int64_t>(cs.tb ? cs.k : cs.n, 1) + cs.pad;
+    ldc = std::max<int64_t>(cs.n, 1) + cs.pad;
+    a = random_values((cs.ta ? cs.k : cs.m) * lda + 1, seed);
+    b = random_values((cs.tb ? cs.n : cs.k) * ldb + 1, seed + 1);
+    c0 = random_values(cs.m * ldc + 1, seed + 2);
+    if (cs.beta == 0.0f) c0.assign(c0.size(), std::numeric_limits<float>::quiet_NaN());
+  }
+  GemmArgs args(float* out) const {
+    return {c.ta, c.tb, c.m, c.n, c.k, c.alpha, c.beta, a.data(), lda, b.data(), ldb, out, ldc};
+  }
+  std::vector<float> reference() const {
+    std::vector<float> out = c0;
+    gemm_reference(args(out.data()));
+    return out;
+  }
+};
+
+// Max |x - y| over the m x n block (ld apart); NaN counts as infinitely far.
+double max_abs_diff(const std::vector<float>& x, const std::vector<float>& y, int64_t m, int64_t n,
+                    int64_t ld) {
+  double worst = 0.0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      const double d = std::fabs(static_cast<double>(x[i * ld + j]) - y[i * ld + j]);
+      worst = std::isnan(d) ? INFINITY : std::max(worst, d);
+    }
+  return worst;
+}
+
+// f32 accumulation error of k terms in [-1, 1], with alpha, beta up to 2: well above what a
+// correct kernel does (printed below) and far below a single missing or wrong term.
+double f32_tolerance(const Case& c) { return 2e-6 * (c.k + 1); }
+
+void expect_matches_reference(const Case& c, GemmBackend backend) {
+  const Operands op(c);
+  std::vector<float> out = op.c0;
+  gemm(op.args(out.data()), backend);
+  const double diff = max_abs_diff(out, op.reference(), c.m, c.n, op.ldc);
+  const double tol = f32_tolerance(c);
+  std::printf("  %-15s %-50s max|diff| %.3g (tol %.3g)\n", backend_name(backend),
+              describe(c).c_str(), diff, tol);
+  EXPECT_LE(diff, tol) << backend_name(backend) << " " << describe(c);
+  // Padding between rows is never written.
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = c.n; j < op.ldc && i * op.ldc + j < static_cast<int64_t>(out.size()); ++j)
+      ASSERT_TRUE(std::isnan(op.c0[i * op.ldc + j]) ? std::isnan(out[i * op.ldc + j])
+                                                    : out[i * op.ldc + j] == op.c0[i * op.ldc + j])
+          << "padding of C written at row " << i << " column " << j << " by "
+          << backend_name(backend) << " " << describe(c);
+}
+
+std::vector<Case> general_cases() {
+  std::vector<Case> cases;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      cases.push_back({ta, tb, 37, 29, 53});
+      cases.push_back({ta, tb, 37, 29, 53, 1.5f, -0.5f, 7});
+      cases.push_back({ta, tb, 130, 257, 300, -0.75f, 2.0f, 3});
+      cases.push_back({ta, tb, 2, 3, 1, 1.0f, 1.0f, 1});
+    }
+  return cases;
+}
+
+std::vector<Case> vector_cases() {  // M == 1 or N == 1: the gemv path
+  std::vector<Case> cases;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      cases.push_back({ta, tb, 1, 300, 70});
+      cases.push_back({ta, tb, 1, 1000, 200, 1.5f, -0.5f, 5});  // large enough to split
+      cases.push_back({ta, tb, 77, 1, 90, -1.0f, 0.5f, 2});
+      cases.push_back({ta, tb, 2000, 1, 100});  // split over rows, C strided
+      cases.push_back({ta, tb, 1, 1, 33, 2.0f, 1.0f, 4});
+    }
+  return cases;
+}
+
+TEST(Gemm, GeneralShapesEveryBackend) {
+  for (const Case& c : general_cases())
+    for (GemmBackend b : {GemmBackend::automatic, GemmBackend::onednn, GemmBackend::openblas,
+                          GemmBackend::onednn_matmul})
+      expect_matches_reference(c, b);
+}
+
+TEST(Gemm, VectorShapesEveryBackend) {
+  for (const Case& c : vector_cases())
+    for (GemmBackend b : {GemmBackend::automatic, GemmBackend::gemv, GemmBackend::onednn,
+                          GemmBackend::openblas})
+      expect_matches_reference(c, b);
+}
+
+TEST(Gemm, DispatchRules) {
+  GemmArgs g;
+  g.m = 1, g.n = 512, g.k = 512;
+  EXPECT_EQ(gemm_dispatch(g), GemmBackend::gemv);
+  g.m = 512, g.n = 1;
+  EXPECT_EQ(gemm_dispatch(g), GemmBackend::gemv);
+  g.m = 4, g.n = 2048;
+  EXPECT_EQ(gemm_dispatch(g), GemmBackend::onednn);
+  g.m = 4096;
+  EXPECT_EQ(gemm_dispatch(g), GemmBackend::onednn);
+}
+
+TEST(Gemm, EmptyAndZeroK) {
+  for (GemmBackend b : {GemmBackend::automatic, GemmBackend::onednn, GemmBackend::openblas})
+    expect_matches_reference({false, false, 5, 6, 0, 1.0f, 0.5f, 1}, b);
+  for (GemmBackend b : {GemmBackend::automatic, GemmBackend::onednn})
+    expect_matches_reference({false, true, 4, 3, 0, 1.0f, 0.0f}, b);  // C = 0 over the NaNs
+  float c = 3.0f;
+  gemm({false, false, 0, 1, 5, 1.0f, 0.0f, nullptr, 5, nullptr, 1, &c, 1});  // m = 0: no-op
+  EXPECT_EQ(c, 3.0f);
+}
+
+// Bit for bit, run after run (the thread count is fixed within this process).
+TEST(Gemm, DeterministicForFixedThreads) {
+  for (const Case& c : {Case{false, true, 200, 300, 400, 1.0f, 0.5f}, Case{false, false, 1, 3000, 512},
+                        Case{true, false, 3000, 1, 512}}) {
+    const Operands op(c);
+    std::vector<float> first = op.c0, second = op.c0;
+    gemm(op.args(first.data()));
+    gemm(op.args(second.data()));
+    EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0)
+        << describe(c);
+  }
+}
+
+TEST(Gemm, BadArgumentsNameTheField) {
+  float a[4] = {}, b[4] = {}, c[4] = {};
+  try {
+    gemm({false, false, 2, 2, 2, 1.0f, 0.0f, a, 1, b, 2, c, 2});
+    FAIL() << "lda=1 for k=2 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lda=1"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(gemm({false, false, 2, 2, 2, 1.0f, 0.0f, a, 2, b, 2, c, 1}), Error);   // ldc < n
+  EXPECT_THROW(gemm({false, false, 2, 2, 2, 1.0f, 0.0f, a, 2, b, 2, nullptr, 2}), Error);
+  EXPECT_THROW(gemm({false, false, 2, 2, 2, 1.0f, 0.0f, a, 2, b, 2, c, 2}, GemmBackend::gemv),
+               Error);  // gemv needs m == 1 or n == 1
+  EXPECT_THROW(gemm({false, false, -1, 2, 2, 1.0f, 0.0f, a, 2, b, 2, c, 2}), Error);
+}
+
+TEST(Gemm, ThreadCount) {
+  const int before = num_threads();
+  EXPECT_GE(before, 1);
+  set_num_threads(1);
+  EXPECT_EQ(num_threads(), 1);
+  expect_matches_reference({false, false, 64, 65, 66}, GemmBackend::automatic);
+  expect_matches_reference({false, false, 1, 4000, 66}, GemmBackend::automatic);
+  set_num_threads(before);
+  EXPECT_EQ(num_threads(), before);
+  EXPECT_THROW(set_num_threads(0), Error);
+}
+
+// ---- batched ----
+
+void expect_batched_matches(const Case& c, int64_t batch, bool broadcast_b, BatchedBackend backend) {
+  const int64_t rows_a = c.ta ? c.k : c.m, rows_b = c.tb ? c.n : c.k;
+  const int64_t lda = (c.ta ? c.m : c.k) + c.pad, ldb = (c.tb ? c.k : c.n) + c.pad,
+                ldc = c.n + c.pad;
+  const int64_t sa = rows_a * lda + 3, sb = broadcast_b ? 0 : rows_b * ldb + 5, sc = c.m * ldc + 2;
+  const std::vector<float> a = random_values(batch * sa, 11);
+  const std::vector<float> b = random_values(broadcast_b ? rows_b * ldb : batch * sb, 12);
+  std::vector<float> out = random_values(batch * sc, 13), want = out;
+  GemmArgs g{c.ta, c.tb, c.m, c.n, c.k, c.alpha, c.beta, a.data(), lda, b.data(), ldb, out.data(), ldc};
+  gemm_batched(g, batch, sa, sb, sc, backend);
+  g.c = want.data();
+  gemm_batched(g, batch, sa, sb, sc, BatchedBackend::reference);
+  const double diff = max_abs_diff(out, want, 1, static_cast<int64_t>(out.size()), 0);
+  const double tol = f32_tolerance(c);
+  std::printf("  %-24s batch=%-4lld%s %-44s max|diff| %.3g (tol %.3g)\n",
+              batched_backend_name(backend), (long long)batch, broadcast_b ? " B shared" : "",
+              describe(c).c_str(), diff, tol);
+  EXPECT_LE(diff, tol) << batched_backend_name(backend) << " " << describe(c);
+}
+
+TEST(Gemm, BatchedEveryBackend) {
+  for (BatchedBackend be : {BatchedBackend::automatic, BatchedBackend::parallel_onednn,
+                            BatchedBackend::parallel_openblas, BatchedBackend::onednn_matmul}) {
+    expect_batched_matches({false, true, 32, 32, 64, 0.125f}, 64, false, be);  // Q K^T / sqrt(d_k)
+    expect_batched_matches({false, false, 32, 64, 32}, 64, false, be);         // P V
+    expect_batched_matches({true, false, 17, 33, 40, 1.5f, -0.5f, 3}, 7, false, be);
+    expect_batched_matches({false, false, 5, 9, 11, 1.0f, 1.0f, 2}, 9, true, be);
+    expect_batched_matches({false, true, 1, 40, 64}, 5, false, be);  // one decoding step
+  }
+}
+
+// ---- bf16 ----
+
+TEST(Bf16, RoundsToNearestEven) {
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
+  EXPECT_EQ(float_to_bf16(1.0f + 0x1p-8f), 0x3f80);         // tie -> even (down)
+  EXPECT_EQ(float_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);     // tie -> even (up)
+  EXPECT_EQ(float_to_bf16(1.0f + 0x1p-8f + 0x1p-12f), 0x3f81);  // above the tie -> up
+  EXPECT_EQ(float_to_bf16(-2.0f), 0xc000);
+  EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(NAN))));
+  EXPECT_EQ(bf16_to_float(float_to_bf16(INFINITY)), INFINITY);
+  EXPECT_EQ(bf16_to_float(0x3fc0), 1.5f);
+}
+
+// gemm_bf16 on f32 inputs equals gemm_reference on the bf16-rounded inputs up to f32 accumulation
+// (products of bf16 values are exact), and the f32 product up to the rounding of the inputs:
+// each |a b| is off by at most ~2^-8 |a b|, so |diff| <= 2^-8 * |alpha| * max_ij sum_p |a_ip b_pj|.
+void expect_bf16_matches(const Case& c) {
+  const Operands op(c);
+  std::vector<float> out = op.c0;
+  gemm_bf16(op.args(out.data()));
+
+  Operands rounded = op;
+  for (auto& x : rounded.a) x = bf16_to_float(float_to_bf16(x));
+  for (auto& x : rounded.b) x = bf16_to_float(float_to_bf16(x));
+  const double diff_rounded = max_abs_diff(out, rounded.reference(), c.m, c.n, op.ldc);
+  const double tol_rounded = f32_tolerance(c);
+
+  Operands magnitudes = op;  // sum_p |a_ip b_pj| from the reference on |A|, |B|
+  for (auto& x : magnitudes.a) x = std::fabs(x);
+  for (auto& x : magnitudes.b) x = std::fabs(x);
+  magnitudes.c.alpha = 1.0f, magnitudes.c.beta = 0.0f;
+  const std::vector<float> sums = magnitudes.reference();
+  const double bound = 0x1p-8 * std::fabs(c.alpha) *
+                       max_abs_diff(sums, std::vector<float>(sums.size(), 0.0f), c.m, c.n, op.ldc);
+  const double diff_f32 = max_abs_diff(out, op.reference(), c.m, c.n, op.ldc);
+  const double tol_f32 = bound + tol_rounded;
+  std::printf("  bf16 %-50s vs rounded-input ref %.3g (tol %.3g), vs f32 ref %.3g (tol %.3g)\n",
+              describe(c).c_str(), diff_rounded, tol_rounded, diff_f32, tol_f32);
+  EXPECT_LE(diff_rounded, tol_rounded) << describe(c);
+  EXPECT_LE(diff_f32, tol_f32) << describe(c);
+}
+
+TEST(Bf16, GemmMatchesReference) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      expect_bf16_matches({ta, tb, 37, 29, 53});
+      expect_bf16_matches({ta, tb, 64, 130, 256, 1.5f, -0.5f, 7});
+      expect_bf16_matches({ta, tb, 1, 200, 64, 1.0f, 1.0f, 1});
+    }
+  expect_bf16_matches({false, false, 3, 4, 0, 1.0f, 0.5f});
+}
+
+TEST(Bf16, Bf16BuffersEqualF32Form) {
+  const Case c{false, true, 45, 70, 96, 0.5f, 0.25f, 3};
+  const Operands op(c);
+  std::vector<uint16_t> a16(op.a.size()), b16(op.b.size());
+  round_to_bf16(op.a.data(), a16.data(), static_cast<int64_t>(a16.size()));
+  round_to_bf16(op.b.data(), b16.data(), static_cast<int64_t>(b16.size()));
+  std::vector<float> from_f32 = op.c0, from_bf16 = op.c0;
+  gemm_bf16(op.args(from_f32.data()));
+  gemm_bf16(GemmBf16Args{c.ta, c.tb, c.m, c.n, c.k, c.alpha, c.beta, a16.data(), op.lda,
+                         b16.data(), op.ldb, from_bf16.data(), op.ldc});
+  const double diff = max_abs_diff(from_f32, from_bf16, c.m, c.n, op.ldc);
+  std::printf("  bf16 buffers vs f32 form: max|diff| %.3g (tol 1e-6)\n", diff);
+  EXPECT_LE(diff, 1e-6);
+}
+
+TEST(Gemm, PeakMeasurementIsPositive) {
+  const double peak = measure_gemm_peak_gflops(num_threads());
+  std::printf("  GEMM peak (M=4096 K=512 N=2048, %d threads): %.1f GFLOPS\n", num_threads(), peak);
+  EXPECT_GT(peak, 1.0);
+}
+
+}  // namespace
+}  // namespace attn

@@ -1,0 +1,77 @@
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "attn/error.h"
+#include "attn/tensor/random.h"
+#include "attn/tensor/tensor.h"
+
+namespace attn {
+namespace {
+
+Tensor iota(const Shape& s) {
+  Tensor t = Tensor::empty(s);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = static_cast<float>(i);
+  return t;
+}
+
+TEST(Tensor, StorageIs64ByteAligned) {
+  for (int n : {1, 3, 17, 1000}) {
+    Tensor t = Tensor::empty({n});
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw_data()) % 64, 0u);
+  }
+}
+
+TEST(Tensor, TransposeIsAViewAndContiguousCopies) {
+  Tensor t = iota({2, 3});
+  Tensor tt = t.transpose(0, 1);
+  EXPECT_EQ(tt.storage(), t.storage());
+  EXPECT_FALSE(tt.is_contiguous());
+  EXPECT_EQ(tt.at({2, 1}), 5.0f);
+  Tensor c = tt.contiguous();
+  EXPECT_NE(c.storage(), t.storage());
+  EXPECT_EQ(c.to_vector(), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+}
+
+TEST(Tensor, ReshapeOfContiguousSharesStorage) {
+  Tensor t = iota({2, 3, 4});
+  Tensor r = t.reshape({6, -1});
+  EXPECT_EQ(r.storage(), t.storage());
+  EXPECT_EQ(r.shape(), (Shape{6, 4}));
+  Tensor nr = t.transpose(1, 2).reshape({2, 12});  // must copy
+  EXPECT_NE(nr.storage(), t.storage());
+  EXPECT_EQ(nr.at({0, 1}), 4.0f);
+  EXPECT_THROW(t.reshape({5, 5}), Error);
+}
+
+TEST(Tensor, SliceSelectUnsqueeze) {
+  Tensor t = iota({3, 4});
+  Tensor s = t.slice(1, 1, 3);
+  EXPECT_EQ(s.storage(), t.storage());
+  EXPECT_EQ(s.to_vector(), (std::vector<float>{1, 2, 5, 6, 9, 10}));
+  EXPECT_EQ(t.select(0, 2).to_vector(), (std::vector<float>{8, 9, 10, 11}));
+  EXPECT_EQ(t.unsqueeze(0).shape(), (Shape{1, 3, 4}));
+  EXPECT_THROW(t.slice(0, 2, 5), Error);
+  Tensor dst = Tensor::zeros({3, 2});
+  dst.copy_from(s);
+  EXPECT_EQ(dst.to_vector(), s.to_vector());
+}
+
+TEST(Tensor, DtypeChecked) {
+  Tensor ids = Tensor::from_ids({1, 2, 3}, {3});
+  EXPECT_THROW(ids.data<float>(), Error);
+  EXPECT_EQ(ids.at({2}), 3.0f);
+}
+
+TEST(Random, CounterBasedStreamsAreReproducible) {
+  Rng a(7), b(7);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(a.uniform(), b.uniform());
+  EXPECT_EQ(random_uniform(7, 3), random_uniform(7, 3));
+  EXPECT_NE(random_uniform(7, 3), random_uniform(8, 3));
+  double mean = 0;
+  for (int i = 0; i < 100000; ++i) mean += random_uniform(1, i);
+  EXPECT_NEAR(mean / 100000, 0.5, 0.01);
+}
+
+}  // namespace
+}  // namespace attn
