@@ -31,11 +31,13 @@ Var sublayer(const Transformer& m, const Var& x, const LayerNorm& norm, const Co
 }  // namespace
 
 std::vector<std::pair<std::string, Var>> Transformer::parameters() const {
+  // Tied keys (the target embedding when shared, the output weight when tied) are left out:
+  // their Var is already listed under the key it is tied to, as in named_parameters().
   std::vector<std::pair<std::string, Var>> out;
   for (const auto& [name, v] : named) {
-    bool seen = false;
-    for (const auto& [n2, v2] : out) seen = seen || v2.node() == v.node();
-    if (!seen) out.emplace_back(name, v);
+    if (config.share_embeddings && name == "tgt_embed.weight") continue;
+    if (config.tie_output && name == "generator.weight") continue;
+    out.emplace_back(name, v);
   }
   return out;
 }

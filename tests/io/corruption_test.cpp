@@ -14,6 +14,7 @@ namespace {
 
 using testing::fixture;
 using testing::TempDir;
+using testing::write_plain;
 using Loader = void (*)(const std::string&);
 
 void load_st(const std::string& p) { load_safetensors(p); }
@@ -32,7 +33,7 @@ TEST(Corruption, EveryTruncationIsRefused) {
     std::string bytes = read_file(fixture(c.file)), path = dir.file(c.file);
     int refused = 0;
     for (size_t n = 0; n < bytes.size(); ++n) {
-      write_file_atomic(path, bytes.substr(0, n));
+      write_plain(path, bytes.substr(0, n));
       try {
         c.load(path);
         ADD_FAILURE() << c.file << " truncated to " << n << " of " << bytes.size() << " bytes loaded";
@@ -56,7 +57,7 @@ TEST(Corruption, RandomByteFlipsLoadOrThrowAttnError) {
       for (int k = 0; k < 3; ++k)
         damaged[std::uniform_int_distribution<size_t>(0, bytes.size() - 1)(rng)] ^=
             static_cast<char>(1 << std::uniform_int_distribution<int>(0, 7)(rng));
-      write_file_atomic(path, damaged);
+      write_plain(path, damaged);
       try {
         c.load(path);
         ++loaded;

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -48,6 +50,13 @@ inline void expect_error(const std::function<void()>& call, const std::vector<st
     return;
   }
   ADD_FAILURE() << "did not throw (expected an error mentioning \"" << (parts.empty() ? "" : parts[0]) << "\")";
+}
+
+// A plain (non-atomic, no fsync) write, for tests that write many files.
+inline void write_plain(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  ASSERT_TRUE(f.good()) << "cannot write " << path;
 }
 
 inline std::string fixture(const std::string& name) {
