@@ -14,6 +14,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "attn/kernels/bf16.h"
@@ -32,19 +33,34 @@ double elapsed(clock_type::time_point since) {
   return std::chrono::duration<double>(clock_type::now() - since).count();
 }
 
-// Best of five rounds (the machine may be shared): seconds per call.
-double time_per_call(const std::function<void()>& f) {
-  f();
-  double best = INFINITY;
-  for (int round = 0; round < 5; ++round) {
-    const auto start = clock_type::now();
-    int reps = 0;
-    do {
-      f();
-      ++reps;
-    } while (elapsed(start) < g_seconds / 5);
-    best = std::min(best, elapsed(start) / reps);
-  }
+// One thing to time. OpenBLAS's pthread workers busy-wait for up to ~0.1 s after a call; a
+// candidate that wakes them is followed by a pause so that they do not slow the next one.
+struct Candidate {
+  std::function<void()> run;
+  bool wakes_openblas_pool = false;
+};
+
+// Seconds per call of each candidate, best of 7 rounds that take turns (A B C A B C ...), so
+// that on a shared machine every candidate sees the same disturbances.
+std::vector<double> time_per_call(const std::vector<Candidate>& cs) {
+  constexpr int kRounds = 7;
+  auto settle = [](const Candidate& c) {
+    if (c.wakes_openblas_pool && attn::num_threads() > 1)
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  };
+  for (const auto& c : cs) c.run(), settle(c);  // warm-up: page faults, primitive creation
+  std::vector<double> best(cs.size(), INFINITY);
+  for (int round = 0; round < kRounds; ++round)
+    for (size_t i = 0; i < cs.size(); ++i) {
+      const auto start = clock_type::now();
+      int reps = 0;
+      do {
+        cs[i].run();
+        ++reps;
+      } while (elapsed(start) < g_seconds / kRounds);
+      best[i] = std::min(best[i], elapsed(start) / reps);
+      settle(cs[i]);
+    }
   return best;
 }
 
@@ -78,20 +94,16 @@ std::string cell(double g, double peak) {
   return s;
 }
 
-// OpenBLAS's sgemv on its own pthreads (the usual way to do M = 1), for comparison.
-double openblas_threaded_sgemv(const Shape& s, Buffers& buf) {
-  if (s.m != 1 || s.ta) return 0.0;
+// One OpenBLAS sgemv (M = 1) on OpenBLAS's own pthreads, the usual way to do a decoding step.
+void openblas_threaded_sgemv(const Shape& s, Buffers& buf) {
   openblas_set_num_threads(attn::num_threads());
-  const double t = time_per_call([&] {
-    if (s.tb)  // B stored [n, k]: y = B x
-      cblas_sgemv(CblasRowMajor, CblasNoTrans, s.n, s.k, 1.0f, buf.b.data(), s.k, buf.a.data(), 1,
-                  0.0f, buf.c.data(), 1);
-    else  // B stored [k, n]: y = B^T x
-      cblas_sgemv(CblasRowMajor, CblasTrans, s.k, s.n, 1.0f, buf.b.data(), s.n, buf.a.data(), 1,
-                  0.0f, buf.c.data(), 1);
-  });
+  if (s.tb)  // B stored [n, k]: y = B x
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, s.n, s.k, 1.0f, buf.b.data(), s.k, buf.a.data(), 1,
+                0.0f, buf.c.data(), 1);
+  else  // B stored [k, n]: y = B^T x
+    cblas_sgemv(CblasRowMajor, CblasTrans, s.k, s.n, 1.0f, buf.b.data(), s.n, buf.a.data(), 1,
+                0.0f, buf.c.data(), 1);
   openblas_set_num_threads(1);
-  return gflops(2.0 * s.m * s.n * s.k, t);
 }
 
 std::vector<Shape> fp32_shapes() {
@@ -132,12 +144,22 @@ void fp32_table(double& peak) {
     Buffers buf(s);
     Row r{s, {}, 0.0, 0.0};
     const double flops = 2.0 * s.m * s.n * s.k;
+    std::vector<Candidate> cs;
+    std::vector<double*> out;
     for (int i = 0; i < 4; ++i) {
       if (backends[i] == GemmBackend::gemv && s.m != 1 && s.n != 1) continue;
-      r.g[i] = gflops(flops, time_per_call([&] { attn::gemm(buf.args, backends[i]); }));
+      cs.push_back({[&, i] { attn::gemm(buf.args, backends[i]); },
+                    backends[i] == GemmBackend::openblas});
+      out.push_back(&r.g[i]);
     }
-    r.sgemv = openblas_threaded_sgemv(s, buf);
-    r.chosen = gflops(flops, time_per_call([&] { attn::gemm(buf.args); }));
+    if (s.m == 1 && !s.ta) {
+      cs.push_back({[&] { openblas_threaded_sgemv(s, buf); }, true});
+      out.push_back(&r.sgemv);
+    }
+    cs.push_back({[&] { attn::gemm(buf.args); }});
+    out.push_back(&r.chosen);
+    const std::vector<double> t = time_per_call(cs);
+    for (size_t i = 0; i < t.size(); ++i) *out[i] = gflops(flops, t[i]);
     if (s.m == attn::kPeakM && s.n == attn::kPeakN && s.k == attn::kPeakK && !s.ta && !s.tb)
       for (double g : r.g) peak = std::max(peak, g);
     rows.push_back(r);
@@ -178,12 +200,13 @@ void batched_table(double peak) {
     Buffers buf(c.s, c.batch);
     const int64_t sa = c.s.m * c.s.k, sb = c.s.k * c.s.n, sc = c.s.m * c.s.n;
     const double flops = 2.0 * c.batch * c.s.m * c.s.n * c.s.k;
+    std::vector<Candidate> cs;
+    for (BatchedBackend b : backends)
+      cs.push_back({[&, b] { attn::gemm_batched(buf.args, c.batch, sa, sb, sc, b); }});
+    const std::vector<double> t = time_per_call(cs);
     std::printf("%-38s |", c.what);
-    for (BatchedBackend b : backends) {
-      const double t = time_per_call([&] { attn::gemm_batched(buf.args, c.batch, sa, sb, sc, b); });
-      std::printf(" %s%s", cell(gflops(flops, t), peak).c_str(),
-                  b == BatchedBackend::onednn_matmul ? " |" : "");
-    }
+    for (size_t i = 0; i < t.size(); ++i)
+      std::printf(" %s%s", cell(gflops(flops, t[i]), peak).c_str(), i == 2 ? " |" : "");
     std::printf("\n");
   }
 }
@@ -210,8 +233,9 @@ void bf16_table(double peak) {
     const attn::GemmBf16Args h{g.trans_a, g.trans_b, g.m, g.n, g.k, 1.0f, 0.0f,
                                buf.a16.data(), g.lda, buf.b16.data(), g.ldb, buf.c.data(), g.ldc};
     const double flops = 2.0 * s.m * s.n * s.k;
-    const double from_f32 = gflops(flops, time_per_call([&] { attn::gemm_bf16(g); }));
-    const double from_bf16 = gflops(flops, time_per_call([&] { attn::gemm_bf16(h); }));
+    const std::vector<double> t =
+        time_per_call({Candidate{[&] { attn::gemm_bf16(g); }}, Candidate{[&] { attn::gemm_bf16(h); }}});
+    const double from_f32 = gflops(flops, t[0]), from_bf16 = gflops(flops, t[1]);
     std::printf("%-24s %c%c %5lld %5lld %5lld | %s %s\n", s.what, s.ta ? 'T' : 'N', s.tb ? 'T' : 'N',
                 (long long)s.m, (long long)s.n, (long long)s.k, cell(from_f32, peak).c_str(),
                 cell(from_bf16, peak).c_str());
@@ -230,29 +254,30 @@ void interference_table() {
       for (size_t i = 0; i < x.size(); ++i) x[i] = x[i] * 0.999f + 0.001f;
     }
   };
-  const double loop_alone = time_per_call(omp_loop);
-  std::printf("\nOpenMP loops (4 passes over 4M floats) after a 512^3 GEMM: pair time vs sum of each alone\n"
-              "  loop alone %.3f ms\n", loop_alone * 1e3);
-  for (GemmBackend b : {GemmBackend::onednn, GemmBackend::openblas}) {
-    const double gemm_alone = time_per_call([&] { attn::gemm(buf.args, b); });
-    double pair = 0.0;
-    if (b == GemmBackend::openblas) {  // keep OpenBLAS's pool at num_threads() for the whole pair
-      openblas_set_num_threads(attn::num_threads());
-      pair = time_per_call([&] {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 512, 512, 512, 1.0f, buf.a.data(),
-                    512, buf.b.data(), 512, 0.0f, buf.c.data(), 512);
-        omp_loop();
-      });
-      openblas_set_num_threads(1);
-    } else {
-      pair = time_per_call([&] {
-        attn::gemm(buf.args, b);
-        omp_loop();
-      });
-    }
-    std::printf("  %-15s gemm alone %.3f ms, gemm+loop %.3f ms = %.2fx the sum\n",
-                attn::backend_name(b), gemm_alone * 1e3, pair * 1e3, pair / (gemm_alone + loop_alone));
+  auto openblas_gemm = [&] { attn::gemm(buf.args, GemmBackend::openblas); };
+  auto onednn_gemm = [&] { attn::gemm(buf.args, GemmBackend::onednn); };
+  const std::vector<double> t = time_per_call({
+      Candidate{omp_loop},
+      Candidate{onednn_gemm},
+      Candidate{[&] { onednn_gemm(), omp_loop(); }},
+      Candidate{openblas_gemm, true},
+      Candidate{[&] { openblas_gemm(), omp_loop(); }, true},
+  });
+  std::printf("\nOpenMP loops (4 passes over 4M floats) right after a 512^3 GEMM, ms per call\n"
+              "  loop alone %.3f\n", t[0] * 1e3);
+  std::printf("  onednn_sgemm    gemm alone %.3f, gemm+loop %.3f = %.2fx the sum\n", t[1] * 1e3,
+              t[2] * 1e3, t[2] / (t[0] + t[1]));
+  std::printf("  openblas_sgemm  gemm alone %.3f, gemm+loop %.3f = %.2fx the sum\n", t[3] * 1e3,
+              t[4] * 1e3, t[4] / (t[0] + t[3]));
+}
+
+double load_average() {
+  double load = -1.0;
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &load) != 1) load = -1.0;
+    std::fclose(f);
   }
+  return load;
 }
 
 }  // namespace
@@ -274,15 +299,17 @@ int main(int argc, char** argv) {
   attn::set_num_threads(threads);
   const char* coretype = std::getenv("OPENBLAS_CORETYPE");
   const char* wait = std::getenv("OMP_WAIT_POLICY");
-  std::printf("bench_gemm: %d threads; OpenBLAS core %s (OPENBLAS_CORETYPE=%s); OMP_WAIT_POLICY=%s\n",
-              threads, openblas_get_corename(), coretype ? coretype : "unset", wait ? wait : "unset");
+  std::printf("bench_gemm: %d threads; OpenBLAS core %s (OPENBLAS_CORETYPE=%s); OMP_WAIT_POLICY=%s;"
+              " load average %.2f at start (figures are best of 7 rounds; a busy machine lowers them)\n",
+              threads, openblas_get_corename(), coretype ? coretype : "unset", wait ? wait : "unset",
+              load_average());
   double peak = 0.0;
   fp32_table(peak);
   batched_table(peak);
   bf16_table(peak);
   interference_table();
   std::printf("\nGEMM peak (best fp32 on M=4096 K=512 N=2048, %d threads): %.1f GFLOPS; "
-              "measure_gemm_peak_gflops(%d) = %.1f\n",
-              threads, peak, threads, attn::measure_gemm_peak_gflops(threads));
+              "measure_gemm_peak_gflops(%d) = %.1f; load average %.2f at end\n",
+              threads, peak, threads, attn::measure_gemm_peak_gflops(threads), load_average());
   return 0;
 }

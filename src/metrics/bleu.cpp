@@ -26,6 +26,7 @@ struct BleuScratch {
   std::vector<std::vector<std::string_view>> words;  // their tokens
   std::vector<TokenPlace> places;                    // all tokens, for interning
   std::vector<std::vector<uint32_t>> ids;            // their token ids
+  std::vector<std::vector<detail::NgramKey>> keys;   // their n-gram keys of the current order
   detail::NgramTable ref_counts, one_ref;
 };
 
@@ -81,17 +82,19 @@ BleuStats sentence_stats(std::string_view hyp, const std::vector<std::string_vie
   BleuStats stats;
   stats.hyp_len = static_cast<int64_t>(hyp_ids.size());
   stats.ref_len = closest_ref_len(stats.hyp_len, s.ids, n_refs);
+  s.keys.resize(n_refs + 1);
   for (int n = 1; n <= kBleuMaxOrder; ++n) {
-    detail::count_ngrams(s.ids[0], n, 32, s.ref_counts);
+    for (size_t k = 0; k <= n_refs; ++k) detail::extend_keys(s.keys[k], s.ids[k], n, 32);
+    detail::count_keys(s.keys[0], s.ref_counts);
     for (size_t r = 1; r < n_refs; ++r) {
-      detail::count_ngrams(s.ids[r], n, 32, s.one_ref);
-      s.one_ref.for_each([&](detail::NgramKey key, int64_t count) {
-        int64_t& merged = s.ref_counts.at(key);
+      detail::count_keys(s.keys[r], s.one_ref);
+      s.one_ref.for_each([&](detail::NgramKey key, int32_t count) {
+        int32_t& merged = s.ref_counts.at(key);
         merged = std::max(merged, count);
       });
     }
-    stats.total[n - 1] = detail::ngram_count(hyp_ids.size(), n);
-    stats.correct[n - 1] = detail::take_matches(hyp_ids, n, 32, s.ref_counts);
+    stats.total[n - 1] = static_cast<int64_t>(s.keys[n_refs].size());
+    stats.correct[n - 1] = detail::take_matches(s.keys[n_refs], s.ref_counts);
   }
   return stats;
 }
@@ -171,12 +174,21 @@ BleuScore corpus_bleu_multi(const std::vector<std::string>& hyps,
   for (size_t k = 0; k < ref_streams.size(); ++k)
     check(ref_streams[k].size() == hyps.size(), "corpus_bleu: reference stream ", k + 1, " has ",
           ref_streams[k].size(), " lines but there are ", hyps.size(), " hypotheses");
+  // Sentences in parallel; the statistics are integers, so the sum is the same in any order.
   BleuStats sum;
-  BleuScratch scratch;
-  std::vector<std::string_view> refs(ref_streams.size());
-  for (size_t i = 0; i < hyps.size(); ++i) {
-    for (size_t k = 0; k < ref_streams.size(); ++k) refs[k] = ref_streams[k][i];
-    sum += sentence_stats(hyps[i], refs, scratch);
+  const int64_t n_lines = static_cast<int64_t>(hyps.size());
+#pragma omp parallel
+  {
+    BleuStats part;
+    BleuScratch scratch;
+    std::vector<std::string_view> refs(ref_streams.size());
+#pragma omp for schedule(dynamic, 256) nowait
+    for (int64_t i = 0; i < n_lines; ++i) {
+      for (size_t k = 0; k < ref_streams.size(); ++k) refs[k] = ref_streams[k][i];
+      part += sentence_stats(hyps[i], refs, scratch);
+    }
+#pragma omp critical
+    sum += part;
   }
   return bleu_from_stats(sum, /*effective_order=*/false);
 }

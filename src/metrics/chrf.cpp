@@ -14,6 +14,7 @@ namespace {
 // Reusable buffers: code points of the hypothesis and of a reference, one n-gram table.
 struct ChrfScratch {
   std::vector<uint32_t> hyp, ref;
+  std::vector<detail::NgramKey> hyp_keys, ref_keys;  // n-grams of the current order
   detail::NgramTable ref_counts;
 };
 
@@ -21,11 +22,13 @@ struct ChrfScratch {
 ChrfStats match_statistics(ChrfScratch& s) {
   ChrfStats stats;
   for (int n = 1; n <= kChrfCharOrder; ++n) {
-    int64_t ref_count = detail::ngram_count(s.ref.size(), n);
-    stats.hyp[n - 1] = ref_count == 0 ? 0 : detail::ngram_count(s.hyp.size(), n);
+    detail::extend_keys(s.hyp_keys, s.hyp, n, 21);
+    detail::extend_keys(s.ref_keys, s.ref, n, 21);
+    int64_t ref_count = static_cast<int64_t>(s.ref_keys.size());
+    stats.hyp[n - 1] = ref_count == 0 ? 0 : static_cast<int64_t>(s.hyp_keys.size());
     stats.ref[n - 1] = ref_count;
-    detail::count_ngrams(s.ref, n, 21, s.ref_counts);
-    stats.match[n - 1] = detail::take_matches(s.hyp, n, 21, s.ref_counts);
+    detail::count_keys(s.ref_keys, s.ref_counts);
+    stats.match[n - 1] = detail::take_matches(s.hyp_keys, s.ref_counts);
   }
   return stats;
 }
@@ -87,12 +90,21 @@ double corpus_chrf_multi(const std::vector<std::string>& hyps,
   for (size_t k = 0; k < ref_streams.size(); ++k)
     check(ref_streams[k].size() == hyps.size(), "corpus_chrf: reference stream ", k + 1, " has ",
           ref_streams[k].size(), " lines but there are ", hyps.size(), " hypotheses");
+  // Sentences in parallel; the statistics are integers, so the sum is the same in any order.
   ChrfStats sum;
-  ChrfScratch scratch;
-  std::vector<std::string_view> refs(ref_streams.size());
-  for (size_t i = 0; i < hyps.size(); ++i) {
-    for (size_t k = 0; k < ref_streams.size(); ++k) refs[k] = ref_streams[k][i];
-    sum += sentence_stats(hyps[i], refs, scratch);
+  const int64_t n_lines = static_cast<int64_t>(hyps.size());
+#pragma omp parallel
+  {
+    ChrfStats part;
+    ChrfScratch scratch;
+    std::vector<std::string_view> refs(ref_streams.size());
+#pragma omp for schedule(dynamic, 256) nowait
+    for (int64_t i = 0; i < n_lines; ++i) {
+      for (size_t k = 0; k < ref_streams.size(); ++k) refs[k] = ref_streams[k][i];
+      part += sentence_stats(hyps[i], refs, scratch);
+    }
+#pragma omp critical
+    sum += part;
   }
   return chrf_from_stats(sum);
 }

@@ -12,45 +12,49 @@ namespace attn::metrics::detail {
 
 using NgramKey = unsigned __int128;
 
-// Key of the n-gram symbols[i .. i+n) with `bits` bits per symbol.
+// Keys of order n from the keys of order n-1, in place (order 1: the symbols themselves):
+// keys[i] = key of symbols[i .. i+n), `bits` bits per symbol, the first symbol highest.
 template <typename Symbol>
-NgramKey ngram_key(const std::vector<Symbol>& symbols, size_t i, int n, int bits) {
-  NgramKey key = 0;
-  for (int k = 0; k < n; ++k) key = (key << bits) | static_cast<NgramKey>(symbols[i + k]);
-  return key;
+void extend_keys(std::vector<NgramKey>& keys, const std::vector<Symbol>& symbols, int n, int bits) {
+  if (n == 1) {
+    keys.assign(symbols.begin(), symbols.end());
+    return;
+  }
+  if (symbols.size() < static_cast<size_t>(n)) {
+    keys.clear();
+    return;
+  }
+  size_t count = symbols.size() - n + 1;
+  for (size_t i = 0; i < count; ++i) keys[i] = (keys[i] << bits) | static_cast<NgramKey>(symbols[i + n - 1]);
+  keys.resize(count);
 }
 
 // Counts of n-grams of one order; reused across sentences (clear() costs the entries used).
 class NgramTable {
  public:
-  // Makes room for `n` distinct keys and empties the table.
+  // Empties the table and makes room for about `n` distinct keys (more still fit: it grows).
   void reset(size_t n) {
-    size_t want = 16;
-    while (want < 2 * n) want *= 2;
-    if (want > slots_.size()) {
-      slots_.assign(want, Slot{});
-      used_.clear();
-    } else {
-      clear();
-    }
-    mask_ = slots_.size() - 1;
+    clear();
+    if (2 * n > slots_.size()) rebuild(2 * n);
   }
   void clear() {
     for (size_t i : used_) slots_[i] = Slot{};
     used_.clear();
   }
-  // The count stored for key, created as 0 when absent. At most the reset() size of keys.
-  int64_t& at(NgramKey key) {
+  // The count stored for key, created as 0 when absent.
+  int32_t& at(NgramKey key) {
+    if (2 * (used_.size() + 1) > slots_.size()) rebuild(2 * (used_.size() + 1));
     size_t i = slot_of(key);
     if (!slots_[i].live) {
       slots_[i].key = key;
-      slots_[i].live = true;
+      slots_[i].live = 1;
       used_.push_back(i);
     }
     return slots_[i].count;
   }
   // The count stored for key, or nullptr when absent.
-  int64_t* find(NgramKey key) {
+  int32_t* find(NgramKey key) {
+    if (slots_.empty()) return nullptr;
     size_t i = slot_of(key);
     return slots_[i].live ? &slots_[i].count : nullptr;
   }
@@ -63,8 +67,8 @@ class NgramTable {
  private:
   struct Slot {
     NgramKey key = 0;
-    int64_t count = 0;
-    bool live = false;
+    int32_t count = 0;
+    int32_t live = 0;
   };
   size_t slot_of(NgramKey key) const {
     uint64_t h = static_cast<uint64_t>(key) ^ (static_cast<uint64_t>(key >> 64) * 0x9E3779B97F4A7C15ull);
@@ -74,6 +78,18 @@ class NgramTable {
     size_t i = h & mask_;
     while (slots_[i].live && slots_[i].key != key) i = (i + 1) & mask_;
     return i;
+  }
+  // At least `want` slots (a power of two), keeping the entries.
+  void rebuild(size_t want) {
+    size_t size = 16;
+    while (size < want) size *= 2;
+    std::vector<Slot> old;
+    old.reserve(used_.size());
+    for (size_t i : used_) old.push_back(slots_[i]);
+    slots_.assign(size, Slot{});
+    mask_ = size - 1;
+    used_.clear();
+    for (const Slot& e : old) at(e.key) = e.count;
   }
   std::vector<Slot> slots_;
   std::vector<size_t> used_;
@@ -85,21 +101,18 @@ inline int64_t ngram_count(size_t length, int n) {
   return length >= static_cast<size_t>(n) ? static_cast<int64_t>(length - n + 1) : 0;
 }
 
-// table := counts of the n-grams of order n in symbols.
-template <typename Symbol>
-void count_ngrams(const std::vector<Symbol>& symbols, int n, int bits, NgramTable& table) {
-  int64_t count = ngram_count(symbols.size(), n);
-  table.reset(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) ++table.at(ngram_key(symbols, i, n, bits));
+// table := counts of the n-gram keys.
+inline void count_keys(const std::vector<NgramKey>& keys, NgramTable& table) {
+  table.reset(keys.size());
+  for (NgramKey key : keys) ++table.at(key);
 }
 
 // Clipped matches: each hypothesis n-gram takes one unit of its count from `ref` while any is
 // left, so the total is sum over n-grams g of min(count_hyp(g), count_ref(g)). Uses up `ref`.
-template <typename Symbol>
-int64_t take_matches(const std::vector<Symbol>& hyp, int n, int bits, NgramTable& ref) {
-  int64_t matches = 0, count = ngram_count(hyp.size(), n);
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t* left = ref.find(ngram_key(hyp, i, n, bits));
+inline int64_t take_matches(const std::vector<NgramKey>& hyp_keys, NgramTable& ref) {
+  int64_t matches = 0;
+  for (NgramKey key : hyp_keys) {
+    int32_t* left = ref.find(key);
     if (left && *left > 0) --*left, ++matches;
   }
   return matches;

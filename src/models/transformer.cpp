@@ -45,7 +45,9 @@ std::vector<std::pair<std::string, Var>> Transformer::parameters() const {
 Tensor padding_mask(const Tensor& ids, int32_t pad_id) {
   Tensor c = ids.contiguous();
   Tensor mask = Tensor::empty(c.shape(), DType::i32);
-  for (int64_t i = 0; i < c.numel(); ++i) mask.data<int32_t>()[i] = c.data<int32_t>()[i] == pad_id;
+  const int32_t* id = c.data<int32_t>();
+  int32_t* out = mask.data<int32_t>();
+  for (int64_t i = 0; i < c.numel(); ++i) out[i] = id[i] == pad_id;
   return mask;
 }
 

@@ -81,8 +81,12 @@ Var scaled_dot_product_attention(const Var& q, const Var& k, const Var& v,
     dropout_mask(dropmask.data<float>(), n, options.dropout, options.rng->seed,
                  options.rng->take(static_cast<uint64_t>(n)));
     Pd = Tensor::empty(P.shape());
-    for (int64_t i = 0; i < n; ++i)
-      Pd.data<float>()[i] = P.data<float>()[i] * dropmask.data<float>()[i];
+    const float* pp = P.data<float>();
+    const float* pm = dropmask.data<float>();
+    float* pd = Pd.data<float>();
+    parallel_for(n, 1 << 14, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) pd[i] = pp[i] * pm[i];
+    });
   }
 
   // O = Pd V                                                  [B, H, Tq, dv]

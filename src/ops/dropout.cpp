@@ -24,7 +24,9 @@ Var dropout(const Var& x, float p, Rng& rng, bool training) {
   const float* pm = mask.data<float>();
   const float* px = xv.data<float>();
   float* py = out.data<float>();
-  for (int64_t i = 0; i < n; ++i) py[i] = px[i] * pm[i];
+  parallel_for(n, 1 << 14, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) py[i] = px[i] * pm[i];
+  });
   bool grad = needs_grad({&x});
   Var y = make_output(out, grad);
   if (!grad) return y;
@@ -32,7 +34,12 @@ Var dropout(const Var& x, float p, Rng& rng, bool training) {
     if (!y.grad().defined()) return;
     Tensor gy = y.grad().contiguous();
     Tensor gx = Tensor::empty(gy.shape());
-    for (int64_t i = 0; i < n; ++i) gx.data<float>()[i] = gy.data<float>()[i] * mask.data<float>()[i];
+    const float* pg = gy.data<float>();
+    const float* pm = mask.data<float>();
+    float* px = gx.data<float>();
+    parallel_for(n, 1 << 14, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) px[i] = pg[i] * pm[i];
+    });
     x.accumulate_grad(gx);
   });
   return y;

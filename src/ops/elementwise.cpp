@@ -169,7 +169,9 @@ Var masked_fill(const Var& x, const Tensor& mask, float value) {
     if (mask.dtype() == DType::i32) {
       Tensor c = mask.contiguous();
       mf = Tensor::empty(mask.shape());
-      for (int64_t i = 0; i < c.numel(); ++i) mf.data<float>()[i] = c.data<int32_t>()[i] != 0;
+      const int32_t* src = c.data<int32_t>();
+      float* dst = mf.data<float>();
+      for (int64_t i = 0; i < c.numel(); ++i) dst[i] = src[i] != 0;
     }
     Tensor bm = binary_forward(Tensor::zeros(shape), mf, BinOp::add);
     m = bm;
@@ -186,8 +188,10 @@ Var masked_fill(const Var& x, const Tensor& mask, float value) {
     if (!y.grad().defined()) return;
     Tensor gy = y.grad().contiguous();
     Tensor gx = Tensor::empty(gy.shape());
-    for (int64_t i = 0; i < gy.numel(); ++i)
-      gx.data<float>()[i] = m.data<float>()[i] != 0.0f ? 0.0f : gy.data<float>()[i];
+    const float* pm = m.data<float>();
+    const float* pg = gy.data<float>();
+    float* px = gx.data<float>();
+    for (int64_t i = 0; i < gy.numel(); ++i) px[i] = pm[i] != 0.0f ? 0.0f : pg[i];
     x.accumulate_grad(gx);
   });
   return y;

@@ -44,7 +44,8 @@ Var reduce_all(const Var& x, bool average) {
   int64_t n = x.value().numel();
   Tensor xv = x.value().contiguous();
   double acc = 0.0;
-  for (int64_t i = 0; i < n; ++i) acc += xv.data<float>()[i];
+  const float* px = xv.data<float>();
+  for (int64_t i = 0; i < n; ++i) acc += px[i];
   float s = average ? 1.0f / static_cast<float>(n) : 1.0f;
   Tensor out = Tensor::full({}, static_cast<float>(acc) * s);
   bool grad = needs_grad({&x});

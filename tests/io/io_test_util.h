@@ -53,7 +53,9 @@ inline void expect_error(const std::function<void()>& call, const std::vector<st
 }
 
 // A plain (non-atomic, no fsync) write, for tests that write many files.
+// The old file is removed first: truncating it in place can make the file system flush it.
 inline void write_plain(const std::string& path, const std::string& bytes) {
+  std::filesystem::remove(path);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   ASSERT_TRUE(f.good()) << "cannot write " << path;

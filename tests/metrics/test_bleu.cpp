@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -107,15 +108,18 @@ TEST(Bleu, TenThousandSentencesAreFast) {
   for (size_t i = 0; i < refs.size(); ++i)  // every other line right, the rest unrelated
     hyps.push_back(i % 2 ? refs[i] : refs[(i * 7919) % refs.size()]);
   auto t0 = std::chrono::steady_clock::now();
+  std::clock_t c0 = std::clock();
   BleuScore bleu = corpus_bleu(hyps, refs);
   auto t1 = std::chrono::steady_clock::now();
   double chrf = corpus_chrf(hyps, refs);
   auto t2 = std::chrono::steady_clock::now();
+  double cpu_s = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
   double bleu_s = std::chrono::duration<double>(t1 - t0).count();
   double chrf_s = std::chrono::duration<double>(t2 - t1).count();
-  std::printf("%zu sentences: BLEU %.2f in %.3f s, chrF %.2f in %.3f s\n", hyps.size(), bleu.score,
-              bleu_s, chrf, chrf_s);
-  EXPECT_LT(bleu_s + chrf_s, 1.0);
+  std::printf("%zu sentences: BLEU %.2f in %.3f s, chrF %.2f in %.3f s (CPU time of all threads %.3f s)\n",
+              hyps.size(), bleu.score, bleu_s, chrf, chrf_s, cpu_s);
+  // CPU time rather than wall time, so that a busy machine does not fail the test.
+  EXPECT_LT(cpu_s, 1.0);
 }
 
 }  // namespace

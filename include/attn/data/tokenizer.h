@@ -1,0 +1,72 @@
+// Subword tokenisation with SentencePiece (Kudo & Richardson, 2018): a shared unigram or BPE
+// vocabulary, trained on the training text and stored as `prefix.model` / `prefix.vocab`.
+//
+// attn's special ids are fixed for every model it trains or loads:
+//   pad = 0 "<pad>", bos = 1 "<s>", eos = 2 "</s>", unk = 3 "<unk>".
+// encode() adds neither bos nor eos: the batcher places them (source x + eos, target
+// bos + y -> y + eos).
+//
+// SentencePiece normalises text (NFKC, and runs of spaces become one; leading and trailing
+// spaces go), so decode(encode(s)) == s for ordinary lines but not byte for byte for every line.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sentencepiece {
+class SentencePieceProcessor;
+}
+
+namespace attn::data {
+
+constexpr int32_t kPadId = 0;
+constexpr int32_t kBosId = 1;
+constexpr int32_t kEosId = 2;
+constexpr int32_t kUnkId = 3;
+
+struct TokenizerTrainOptions {
+  std::vector<std::string> inputs;  // text files, one sentence a line (all are read)
+  std::string model_prefix;         // writes model_prefix.model and model_prefix.vocab
+  int vocab_size = 8000;
+  std::string model_type = "unigram";  // "unigram" or "bpe"
+  double character_coverage = 1.0;     // 1.0 suits European languages (0.9995 for CJK)
+  int64_t input_sentence_size = 0;     // cap on lines used, sampled with `seed`; 0 = all
+  uint64_t seed = 1;                   // for that sampling
+  int threads = 2;
+  std::vector<std::string> user_defined_symbols;  // always one piece each, e.g. "%s"
+  std::string normalization = "nmt_nfkc";  // SentencePiece rule: "nmt_nfkc", "nfkc", "identity"
+  bool verbose = false;                    // SentencePiece's own log on stderr
+};
+
+class Tokenizer {
+ public:
+  // Loads `path` (a .model file); the error names the file. Checks attn's special ids.
+  static Tokenizer load(const std::string& path);
+  // From the bytes of a .model file (e.g. kept inside a checkpoint); `name` is for errors.
+  static Tokenizer from_serialized(const std::string& bytes, const std::string& name = "<bytes>");
+  // Trains a model with attn's special ids and writes model_prefix.{model,vocab}.
+  static void train(const TokenizerTrainOptions& options);
+
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+  ~Tokenizer();
+
+  std::vector<int32_t> encode(std::string_view text) const;  // no bos/eos
+  std::vector<std::string> encode_pieces(std::string_view text) const;
+  std::string decode(const std::vector<int32_t>& ids) const;  // pad/bos/eos decode to nothing
+  int32_t vocab_size() const;
+  std::string piece(int32_t id) const;
+  int32_t piece_to_id(const std::string& piece) const;  // kUnkId when not in the vocabulary
+  std::string serialized() const;  // the .model bytes
+  const std::string& name() const { return name_; }
+
+ private:
+  Tokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> sp, std::string name);
+  std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+  std::string name_;  // the file it came from, for errors
+};
+
+}  // namespace attn::data

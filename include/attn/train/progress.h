@@ -1,0 +1,37 @@
+// Progress of long work: a line on stderr a person can read (step, epoch, loss, lr, tokens/s,
+// elapsed and ETA against the step or time budget) and the same figures as JSON lines in a file
+// that tools read.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace attn {
+
+// Seconds as "1h02m", "3m05s", "42s".
+std::string format_duration(double seconds);
+
+class ProgressLog {
+ public:
+  // jsonl_path may be empty (stderr only). Appends when the file exists (a resumed run).
+  explicit ProgressLog(const std::string& jsonl_path);
+  ~ProgressLog();
+  ProgressLog(const ProgressLog&) = delete;
+  ProgressLog& operator=(const ProgressLog&) = delete;
+
+  // Writes `record` as one JSON line and `line` to stderr.
+  void write(const nlohmann::json& record, const std::string& line);
+
+ private:
+  std::FILE* file_ = nullptr;
+};
+
+// Estimated seconds left: the smaller of the step budget's and the time budget's (0 = none).
+double eta_seconds(double elapsed, int64_t step, int64_t start_step, double start_elapsed,
+                   int64_t max_steps, double max_seconds);
+
+}  // namespace attn

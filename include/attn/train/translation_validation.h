@@ -1,0 +1,33 @@
+// Validation of a translation model on a dev set: teacher-forced loss and perplexity over every
+// pair, and BLEU and chrF (sacreBLEU's definitions) of the model's own translations.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attn/data/batcher.h"
+#include "attn/data/tokenizer.h"
+#include "attn/models/transformer.h"
+
+namespace attn {
+
+struct DevSet {
+  std::vector<data::Batch> batches;               // every pair, for the loss
+  std::vector<std::vector<int32_t>> bleu_sources;  // the first N sources, for BLEU
+  std::vector<std::string> bleu_refs;              // their references, raw text
+};
+
+// max_sentences: how many pairs are translated for BLEU (0 = all).
+DevSet load_dev_set(const std::string& src_path, const std::string& tgt_path,
+                    const data::Tokenizer& tokenizer, int64_t max_sentences);
+
+struct ValidationResult {
+  double nll = 0;   // mean -log p per target token (eos included), no label smoothing
+  double bleu = 0, chrf = 0;
+  double seconds = 0;
+};
+
+ValidationResult run_validation(const Transformer& m, const data::Tokenizer& tokenizer,
+                                const DevSet& dev, int beam);
+
+}  // namespace attn

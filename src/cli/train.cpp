@@ -1,0 +1,152 @@
+// attn train --config FILE [--set key=value ...]: the documented configuration keys of each task
+// and their mapping onto the trainers' option structs.
+#include <cstdio>
+
+#include "attn/cli/args.h"
+#include "attn/cli/config.h"
+#include "attn/error.h"
+#include "attn/io/atomic_file.h"
+#include "attn/io/yaml.h"
+#include "attn/kernels/gemm.h"
+#include "attn/train/translation_trainer.h"
+
+namespace attn::cli {
+namespace {
+
+using nlohmann::json;
+
+std::vector<ConfigKey> translation_schema() {
+  return {
+      {"task", "translation", "what to train: translation"},
+      {"model_dir", "runs/ende", "output directory: model, tokenizer, checkpoints, train_log.jsonl"},
+      {"data.train_src", "../shared/data/mt-ende/train.en", "training source text, one sentence a line"},
+      {"data.train_tgt", "../shared/data/mt-ende/train.de", "training target text, aligned with train_src"},
+      {"data.valid_src", "../shared/data/mt-ende/dev.en", "dev source text (empty: no validation)"},
+      {"data.valid_tgt", "../shared/data/mt-ende/dev.de", "dev target text"},
+      {"data.tokenizer", json(), "an existing SentencePiece .model (unset: train one)"},
+      {"data.vocab_size", 8000, "pieces of the SentencePiece model trained when none is given"},
+      {"data.tokenizer_type", "unigram", "unigram or bpe"},
+      {"data.tokenizer_sentences", 0, "lines sampled to train the tokenizer (0: all)"},
+      {"data.max_len", 128, "training pairs with more tokens than this on a side are skipped"},
+      {"model.d_model", 256, "d_model"},
+      {"model.heads", 4, "h, attention heads (d_k = d_model / h)"},
+      {"model.encoder_layers", 3, "N of the encoder"},
+      {"model.decoder_layers", 3, "N of the decoder"},
+      {"model.d_ff", 1024, "inner size of the position-wise FFN"},
+      {"model.dropout", 0.1, "P_drop: embeddings, attention weights, FFN inner, sub-layer outputs"},
+      {"model.norm_first", false, "pre-LN (LayerNorm before each sub-layer) instead of post-LN"},
+      {"model.tie_output", true, "output projection tied to the target embedding"},
+      {"model.positions", "sinusoidal", "sinusoidal or learned"},
+      {"model.activation", "relu", "relu or gelu"},
+      {"model.max_len", 512, "longest sequence the positions cover"},
+      {"train.max_tokens", 4096, "tokens per batch and side (padded batch size * length)"},
+      {"train.accumulate", 1, "batches per optimizer step (gradient accumulation)"},
+      {"train.schedule", "noam", "noam (the paper), constant or inverse_sqrt"},
+      {"train.lr_factor", 1.0, "noam: lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)"},
+      {"train.lr", 5e-4, "constant and inverse_sqrt: the peak learning rate"},
+      {"train.warmup", 4000, "warm-up steps"},
+      {"train.label_smoothing", 0.1, "epsilon_ls"},
+      {"train.clip_norm", 0.0, "clip the global gradient norm to this (0: no clipping)"},
+      {"train.max_steps", 0, "stop after this many optimizer steps (0: no limit)"},
+      {"train.max_minutes", 0.0, "stop after this much wall time, validation included (0: no limit)"},
+      {"train.max_epochs", 0, "stop after this many passes over the data (0: no limit)"},
+      {"train.seed", 1, "seed of the initialisation, data order and dropout"},
+      {"train.threads", 2, "threads"},
+      {"train.log_every", 50, "steps between progress lines"},
+      {"train.checkpoint_every", 0, "steps between checkpoints (0: by time only)"},
+      {"train.checkpoint_minutes", 10.0, "minutes between checkpoints (0: by steps only)"},
+      {"train.keep_checkpoints", 5, "checkpoints kept (the newest)"},
+      {"train.validate_every", 500, "steps between validations (0: only at the end)"},
+      {"train.patience", 0, "early stopping after this many validations without a better dev BLEU (0: never)"},
+      {"train.valid_beam", 1, "beam used to translate the dev set for BLEU (1: greedy)"},
+      {"train.valid_sentences", 0, "dev sentences translated for BLEU (0: all)"},
+  };
+}
+
+TranslationTrainOptions translation_options(const Config& c) {
+  TranslationTrainOptions o;
+  o.model_dir = c.str("model_dir");
+  o.train_src = c.str("data.train_src");
+  o.train_tgt = c.str("data.train_tgt");
+  o.valid_src = c.str("data.valid_src");
+  o.valid_tgt = c.str("data.valid_tgt");
+  o.tokenizer = c.str("data.tokenizer");
+  o.vocab_size = static_cast<int>(c.integer("data.vocab_size"));
+  o.tokenizer_type = c.str("data.tokenizer_type");
+  o.tokenizer_sentences = c.integer("data.tokenizer_sentences");
+  o.max_len = c.integer("data.max_len");
+  TransformerConfig& m = o.model;
+  m.d_model = c.integer("model.d_model");
+  m.heads = c.integer("model.heads");
+  m.encoder_layers = c.integer("model.encoder_layers");
+  m.decoder_layers = c.integer("model.decoder_layers");
+  m.d_ff = c.integer("model.d_ff");
+  m.dropout = static_cast<float>(c.real("model.dropout"));
+  m.norm_first = c.flag("model.norm_first");
+  m.share_embeddings = true;  // one SentencePiece model for both sides
+  m.tie_output = c.flag("model.tie_output");
+  m.positions = c.str("model.positions");
+  m.activation = c.str("model.activation");
+  m.max_len = c.integer("model.max_len");
+  o.max_tokens = c.integer("train.max_tokens");
+  o.accumulate = static_cast<int>(c.integer("train.accumulate"));
+  o.schedule.kind = c.str("train.schedule");
+  o.schedule.factor = c.real("train.lr_factor");
+  o.schedule.lr = c.real("train.lr");
+  o.schedule.warmup = c.integer("train.warmup");
+  o.schedule.d_model = m.d_model;
+  o.label_smoothing = static_cast<float>(c.real("train.label_smoothing"));
+  o.clip_norm = c.real("train.clip_norm");
+  o.max_steps = c.integer("train.max_steps");
+  o.max_minutes = c.real("train.max_minutes");
+  o.max_epochs = c.integer("train.max_epochs");
+  o.seed = static_cast<uint64_t>(c.integer("train.seed"));
+  o.log_every = std::max<int64_t>(1, c.integer("train.log_every"));
+  o.checkpoint_every = c.integer("train.checkpoint_every");
+  o.checkpoint_minutes = c.real("train.checkpoint_minutes");
+  o.keep_checkpoints = static_cast<int>(c.integer("train.keep_checkpoints"));
+  o.validate_every = c.integer("train.validate_every");
+  o.patience = static_cast<int>(c.integer("train.patience"));
+  o.valid_beam = static_cast<int>(c.integer("train.valid_beam"));
+  o.valid_sentences = c.integer("train.valid_sentences");
+  check(o.schedule.kind == "noam" || o.schedule.kind == "constant" || o.schedule.kind == "inverse_sqrt",
+        "train.schedule must be noam, constant or inverse_sqrt, got '", o.schedule.kind, "'");
+  o.model.validate();
+  return o;
+}
+
+}  // namespace
+
+int run_train(int argc, char** argv) {
+  Args args("train", "Trains a model from a config file (YAML or JSON) and --set overrides.\n"
+                     "Without --config the defaults train an English->German model on\n"
+                     "../shared/data/mt-ende. attn train --help-config lists every key.");
+  args.option("config", "YAML or JSON config file")
+      .repeated("set", "key=value override, e.g. --set train.warmup=800 (repeatable)")
+      .option("max-steps", "shortcut for --set train.max_steps=N")
+      .option("max-minutes", "shortcut for --set train.max_minutes=M")
+      .option("model-dir", "shortcut for --set model_dir=DIR")
+      .option("threads", "shortcut for --set train.threads=N")
+      .flag("resume", "continue from the newest checkpoint in model_dir, exactly")
+      .flag("help-config", "list every configuration key with its default and meaning");
+  if (!args.parse(argc, argv)) return 0;
+  auto schema = translation_schema();
+  if (args.on("help-config")) {
+    std::printf("task: translation\n%s", describe(schema).c_str());
+    return 0;
+  }
+  std::vector<std::string> sets = args.all("set");
+  if (args.has("max-steps")) sets.push_back("train.max_steps=" + args.str("max-steps"));
+  if (args.has("max-minutes")) sets.push_back("train.max_minutes=" + args.str("max-minutes"));
+  if (args.has("model-dir")) sets.push_back("model_dir=" + args.str("model-dir"));
+  if (args.has("threads")) sets.push_back("train.threads=" + args.str("threads"));
+  Config c = Config::load(args.str("config"), sets, schema);
+  check(c.str("task") == "translation", "task '", c.str("task"), "' is not known (translation)");
+  set_num_threads(static_cast<int>(c.integer("train.threads")));
+  TranslationTrainOptions o = translation_options(c);
+  o.resume = args.on("resume");
+  train_translation(o);
+  return 0;
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,114 @@
+// attn translate: greedy or beam search over standard input, one sentence a line.
+//   attn translate --model M --ids [--beam 4] [--length-penalty 0.6] [--max-len N] [--batch 32]
+//                  [--n-best 1] [--threads N]  < source.ids > output.ids
+// Lines are read in windows of several batches; within a window sentences are sorted by length
+// into batches (less padding), and the window's output is written in input order.
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "attn/cli/args.h"
+#include "attn/decode/batch.h"
+#include "attn/decode/id_lines.h"
+#include "attn/decode/search.h"
+#include "attn/error.h"
+#include "attn/kernels/gemm.h"
+#include "attn/models/model_dir.h"
+
+namespace attn::cli {
+namespace {
+
+constexpr size_t kBatchesPerWindow = 8;
+
+struct Line {
+  int64_t number;  // 1-based, for messages
+  std::vector<int32_t> ids;
+};
+
+void print_results(const Line& line, const std::vector<Hypothesis>& hyps, bool n_best_format) {
+  if (!n_best_format) {
+    std::string text = hyps.empty() ? std::string() : format_ids(hyps.front().tokens);
+    std::printf("%s\n", text.c_str());
+    return;
+  }
+  // Moses/Marian n-best: sentence index (from 0) ||| tokens ||| score
+  for (const Hypothesis& h : hyps)
+    std::printf("%lld ||| %s ||| %.6f\n", static_cast<long long>(line.number - 1),
+                format_ids(h.tokens).c_str(), h.score);
+}
+
+// Translates a window of lines and prints them in input order. Empty lines give empty output.
+void translate_window(const Transformer& m, const std::vector<Line>& window, const SearchOptions& o,
+                      size_t batch, bool n_best_format) {
+  std::vector<size_t> lengths;
+  for (const Line& l : window) lengths.push_back(l.ids.size());
+  std::vector<std::vector<Hypothesis>> results(window.size());
+  for (const auto& group : length_sorted_batches(lengths, batch)) {
+    std::vector<std::vector<int32_t>> sources;
+    std::vector<size_t> which;
+    for (size_t i : group) {
+      if (window[i].ids.empty()) continue;
+      sources.push_back(window[i].ids);
+      which.push_back(i);
+    }
+    std::vector<std::vector<Hypothesis>> out = search(m, sources, o);
+    for (size_t j = 0; j < which.size(); ++j) results[which[j]] = std::move(out[j]);
+  }
+  for (size_t i = 0; i < window.size(); ++i) print_results(window[i], results[i], n_best_format);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int run_translate(int argc, char** argv) {
+  Args args("translate",
+            "Translates standard input to standard output, one sentence a line, with greedy\n"
+            "(--beam 1) or beam search. With --ids, lines are space-separated token ids, fed to the\n"
+            "encoder exactly as given (add eos yourself if the model expects it); the output is the\n"
+            "ids without eos. An empty line gives an empty line.");
+  args.option("model", "model directory (config.json + model.safetensors)")
+      .flag("ids", "read and write token ids instead of text")
+      .option("beam", "beam size K (1: greedy)", "4")
+      .option("length-penalty", "alpha of the GNMT length penalty ((5+len)/6)^alpha", "0.6")
+      .option("max-len", "most tokens generated, eos included (default: source length + 50)", "0")
+      .option("batch", "sentences decoded together", "32")
+      .option("n-best", "print the N best as 'i ||| ids ||| score' lines", "1")
+      .option("threads", "threads for the matrix products and attn's loops (default: all cores)");
+  if (!args.parse(argc, argv)) return 0;
+  check(args.has("model"), "missing --model DIR (see attn translate --help)");
+  check(args.on("ids"), "text input needs the model's tokenizer, which attn does not support yet; "
+                        "pass --ids and token ids, one sentence a line");
+  if (args.has("threads")) set_num_threads(args.integer("threads"));
+  SearchOptions o;
+  o.beam = args.integer("beam");
+  o.length_penalty = args.real("length-penalty");
+  o.max_len = args.integer("max-len");
+  o.n_best = args.integer("n-best");
+  int batch = args.integer("batch");
+  check(o.beam >= 1, "--beam must be at least 1, got ", o.beam);
+  check(o.max_len >= 0, "--max-len must be positive (or 0 for source length + 50), got ", o.max_len);
+  check(batch >= 1, "--batch must be at least 1, got ", batch);
+  check(o.n_best >= 1 && o.n_best <= o.beam, "--n-best must be between 1 and --beam (", o.beam, "), got ", o.n_best);
+
+  Transformer m = load_transformer(args.str("model"));
+  bool n_best_format = args.has("n-best");
+  size_t window_size = static_cast<size_t>(batch) * kBatchesPerWindow;
+  std::vector<Line> window;
+  std::string text;
+  for (int64_t number = 1; std::getline(std::cin, text); ++number) {
+    std::string where = "<stdin>:" + std::to_string(number);
+    Line line{number, parse_ids(text, m.config.src_vocab, where)};
+    check(static_cast<int64_t>(line.ids.size()) <= m.config.max_len, where, ": ", line.ids.size(),
+          " tokens, more than the model's max_len ", m.config.max_len);
+    window.push_back(std::move(line));
+    if (window.size() == window_size) {
+      translate_window(m, window, o, static_cast<size_t>(batch), n_best_format);
+      window.clear();
+    }
+  }
+  if (!window.empty()) translate_window(m, window, o, static_cast<size_t>(batch), n_best_format);
+  return 0;
+}
+
+}  // namespace attn::cli

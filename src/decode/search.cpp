@@ -1,0 +1,165 @@
+#include "attn/decode/search.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attn/decode/batch.h"
+#include "attn/decode/step_decoder.h"
+#include "attn/error.h"
+
+namespace attn {
+namespace {
+
+struct Prefix {
+  std::vector<int32_t> tokens;  // generated so far (no bos)
+  double logprob = 0.0;
+  int64_t row = 0;  // its row in the decoder's batch
+};
+
+// One sentence's search: the live beam and the finished list.
+struct SentenceSearch {
+  std::vector<Prefix> alive;
+  std::vector<Hypothesis> finished;
+  int64_t max_len = 0;
+  bool done = false;
+};
+
+struct Candidate {
+  size_t parent;  // index into alive
+  int32_t token;
+  double logprob;  // the parent's plus this token's
+};
+
+// The k best (value, index) of row[0..V), best first; equal values: lower index first.
+std::vector<std::pair<float, int32_t>> top_k(const float* row, int64_t V, int k) {
+  std::vector<std::pair<float, int32_t>> best;  // kept sorted, best first
+  best.reserve(static_cast<size_t>(k) + 1);
+  for (int64_t v = 0; v < V; ++v) {
+    if (static_cast<int>(best.size()) == k && !(row[v] > best.back().first)) continue;
+    auto at = std::find_if(best.begin(), best.end(), [&](const auto& b) { return row[v] > b.first; });
+    best.insert(at, {row[v], static_cast<int32_t>(v)});
+    if (static_cast<int>(best.size()) > k) best.pop_back();
+  }
+  return best;
+}
+
+// One step of torch_ref.py's beam_search for one sentence, given the log-probs [rows, V] of the
+// step; `steps` is the number of steps taken including this one.
+void advance(SentenceSearch& s, const Tensor& logp, int k, double alpha, int32_t eos, int64_t steps) {
+  int64_t V = logp.size(1);
+  // Each live prefix proposes its k best next tokens.
+  std::vector<Candidate> cands;
+  for (size_t j = 0; j < s.alive.size(); ++j) {
+    const float* row = logp.data<float>() + s.alive[j].row * V;
+    for (const auto& [value, token] : top_k(row, V, k))
+      cands.push_back({j, token, s.alive[j].logprob + static_cast<double>(value)});
+  }
+  std::stable_sort(cands.begin(), cands.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.logprob > b.logprob; });
+  // Walked in order: eos -> finished, else -> the new beam, until it holds k.
+  std::vector<Prefix> alive;
+  for (const Candidate& c : cands) {
+    const Prefix& parent = s.alive[c.parent];
+    if (c.token == eos) {
+      int64_t len = static_cast<int64_t>(parent.tokens.size()) + 1;  // counting the eos
+      s.finished.push_back({parent.tokens, c.logprob, c.logprob / length_penalty(len, alpha)});
+    } else {
+      Prefix p{parent.tokens, c.logprob, parent.row};  // row: the parent's, until reordered
+      p.tokens.push_back(c.token);
+      alive.push_back(std::move(p));
+    }
+    if (static_cast<int>(alive.size()) == k) break;
+  }
+  std::stable_sort(s.finished.begin(), s.finished.end(),
+                   [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+  if (static_cast<int>(s.finished.size()) > k) s.finished.resize(static_cast<size_t>(k));
+  s.alive = std::move(alive);
+  // An unfinished prefix can only lose log-prob; with alpha > 0 its penalty can still grow.
+  double best_possible = -1e30;
+  for (const Prefix& p : s.alive) {
+    int64_t len = alpha > 0 ? s.max_len : static_cast<int64_t>(p.tokens.size()) + 1;
+    best_possible = std::max(best_possible, p.logprob / length_penalty(len, alpha));
+  }
+  bool beaten = static_cast<int>(s.finished.size()) == k && s.finished.back().score >= best_possible;
+  s.done = beaten || s.alive.empty() || steps >= s.max_len;
+}
+
+// The n best at the end; the live prefixes stand in when nothing finished.
+std::vector<Hypothesis> results(const SentenceSearch& s, double alpha, int n_best) {
+  std::vector<Hypothesis> out = s.finished;
+  if (out.empty()) {
+    for (const Prefix& p : s.alive)
+      out.push_back({p.tokens, p.logprob,
+                     p.logprob / length_penalty(static_cast<int64_t>(p.tokens.size()), alpha)});
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+  }
+  if (static_cast<int>(out.size()) > n_best) out.resize(static_cast<size_t>(n_best));
+  return out;
+}
+
+int64_t max_len_of(const Transformer& m, const std::vector<int32_t>& source, const SearchOptions& o) {
+  if (o.max_len > 0) {
+    check(o.max_len <= m.config.max_len, "search: max_len ", o.max_len,
+          " beyond the model's positions (max_len ", m.config.max_len, " in its config)");
+    return o.max_len;
+  }
+  // The paper's input length + 50, within the positions the model has.
+  return std::min<int64_t>(static_cast<int64_t>(source.size()) + 50, m.config.max_len);
+}
+
+}  // namespace
+
+double length_penalty(int64_t len, double alpha) {
+  return std::pow((5.0 + static_cast<double>(len)) / 6.0, alpha);
+}
+
+std::vector<std::vector<Hypothesis>> search(const Transformer& m,
+                                            const std::vector<std::vector<int32_t>>& sources,
+                                            const SearchOptions& o) {
+  check(o.beam >= 1, "search: beam must be at least 1, got ", o.beam);
+  check(o.n_best >= 1 && o.n_best <= o.beam, "search: n_best must be in [1, beam = ", o.beam, "], got ", o.n_best);
+  if (sources.empty()) return {};
+  const TransformerConfig& c = m.config;
+  NoGrad no_grad;
+  Context ctx;  // inference: no dropout
+  Tensor src = pad_ids(sources, c.pad_id);  // [batch, src_len]
+  Tensor src_pad = padding_mask(src, c.pad_id);
+  Tensor memory = encode(m, src, ctx).value();  // [batch, src_len, d_model]
+  StepDecoder decoder = start_step_decoder(m, memory, src_pad, o.use_cache);
+
+  std::vector<SentenceSearch> sentences(sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    sentences[i].alive.push_back({{}, 0.0, static_cast<int64_t>(i)});
+    sentences[i].max_len = max_len_of(m, sources[i], o);
+  }
+  for (int64_t steps = 1;; ++steps) {
+    // Feed the last token of every live prefix (bos first), one decoder row each.
+    std::vector<int32_t> tokens;
+    for (const SentenceSearch& s : sentences) {
+      if (s.done) continue;
+      for (const Prefix& p : s.alive) tokens.push_back(p.tokens.empty() ? c.bos_id : p.tokens.back());
+    }
+    Tensor logp = step(decoder, tokens);  // [rows, tgt_vocab]
+    // Advance each sentence; the survivors' parents are the rows kept for the next step.
+    std::vector<int64_t> rows;
+    for (SentenceSearch& s : sentences) {
+      if (s.done) continue;
+      advance(s, logp, o.beam, o.length_penalty, c.eos_id, steps);
+      if (s.done) continue;
+      for (Prefix& p : s.alive) {
+        rows.push_back(p.row);
+        p.row = static_cast<int64_t>(rows.size()) - 1;
+      }
+    }
+    if (rows.empty()) break;
+    bool same = rows.size() == tokens.size();
+    for (size_t r = 0; same && r < rows.size(); ++r) same = rows[r] == static_cast<int64_t>(r);
+    if (!same) select_rows(decoder, rows);
+  }
+  std::vector<std::vector<Hypothesis>> out;
+  for (const SentenceSearch& s : sentences) out.push_back(results(s, o.length_penalty, o.n_best));
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,53 @@
+#include "attn/decode/text.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+
+#include "attn/error.h"
+#include "attn/models/model_dir.h"
+
+namespace attn {
+
+TranslationModel load_translation_model(const std::string& dir) {
+  nlohmann::json config = read_json_file(dir + "/config.json");
+  check(config.contains("tokenizer") && config["tokenizer"].is_string(), dir,
+        "/config.json: no \"tokenizer\" entry (a model made by import-torch has none: use --ids)");
+  std::string spm = dir + "/" + config["tokenizer"].get<std::string>();
+  return TranslationModel{load_transformer(dir), data::Tokenizer::load(spm)};
+}
+
+std::vector<std::vector<int32_t>> translate_ids(const Transformer& m,
+                                                const std::vector<std::vector<int32_t>>& sources,
+                                                const SearchOptions& options, int64_t batch) {
+  std::vector<std::vector<int32_t>> out(sources.size());
+  // Longest first, so the batches hold sentences of similar length.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < sources.size(); ++i)
+    if (!sources[i].empty()) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return sources[a].size() > sources[b].size(); });
+  for (size_t at = 0; at < order.size(); at += static_cast<size_t>(batch)) {
+    size_t end = std::min(order.size(), at + static_cast<size_t>(batch));
+    std::vector<std::vector<int32_t>> chunk;
+    for (size_t i = at; i < end; ++i) {
+      chunk.push_back(sources[order[i]]);
+      chunk.back().push_back(m.config.eos_id);
+    }
+    auto hyps = search(m, chunk, options);
+    for (size_t i = at; i < end; ++i) out[order[i]] = hyps[i - at].front().tokens;
+  }
+  return out;
+}
+
+std::vector<std::string> translate_text(const TranslationModel& tm, const std::vector<std::string>& lines,
+                                        const SearchOptions& options, int64_t batch) {
+  std::vector<std::vector<int32_t>> sources;
+  for (const std::string& l : lines) sources.push_back(tm.tokenizer.encode(l));
+  auto ids = translate_ids(tm.model, sources, options, batch);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < lines.size(); ++i) out.push_back(sources[i].empty() ? "" : tm.tokenizer.decode(ids[i]));
+  return out;
+}
+
+}  // namespace attn

@@ -1,0 +1,123 @@
+#include "attn/train/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "attn/error.h"
+#include "attn/io/io.h"
+
+namespace attn {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void fsync_path(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+std::string step_name(int64_t step) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "step-%08lld", static_cast<long long>(step));
+  return buf;
+}
+
+void copy_into(const std::string& file, const std::string& name, Tensor& dst, const Tensor& src) {
+  check(src.shape() == dst.shape() && src.dtype() == dst.dtype(), file, ": tensor '", name,
+        "' has shape ", shape_str(src.shape()), ", the model has ", shape_str(dst.shape()));
+  dst.copy_from(src);
+}
+
+}  // namespace
+
+std::vector<std::string> list_checkpoints(const std::string& root) {
+  std::vector<std::string> out;
+  fs::path dir = fs::path(root) / "checkpoints";
+  if (!fs::is_directory(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string n = e.path().filename().string();
+    if (e.is_directory() && n.rfind("step-", 0) == 0 && n.find(".tmp") == std::string::npos &&
+        fs::exists(e.path() / "state.json"))
+      out.push_back(e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string latest_checkpoint(const std::string& root) {
+  auto all = list_checkpoints(root);
+  return all.empty() ? "" : all.back();
+}
+
+std::string save_checkpoint(const std::string& root, int64_t step, const Adam& adam,
+                            const nlohmann::json& state, int keep) {
+  fs::path dir = fs::path(root) / "checkpoints";
+  fs::create_directories(dir);
+  // Leftovers of a save that was killed.
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().find(".tmp") != std::string::npos) fs::remove_all(e.path());
+  fs::path final_dir = dir / step_name(step), tmp = dir / (step_name(step) + ".tmp");
+  fs::create_directories(tmp);
+  std::map<std::string, Tensor> params, moments;
+  for (size_t i = 0; i < adam.params.size(); ++i) {
+    const auto& [name, p] = adam.params[i];
+    params[name] = p.value();
+    moments["m." + name] = adam.m[i];
+    moments["v." + name] = adam.v[i];
+  }
+  io::save_safetensors((tmp / "model.safetensors").string(), params);
+  io::save_safetensors((tmp / "optimizer.safetensors").string(), moments);
+  nlohmann::json s = state;
+  s["step"] = step;
+  s["adam_step"] = adam.step;
+  io::write_file_atomic((tmp / "state.json").string(), s.dump(2) + "\n");
+  fsync_path(tmp.string());
+  if (fs::exists(final_dir)) fs::remove_all(final_dir);
+  fs::rename(tmp, final_dir);
+  fsync_path(dir.string());
+  if (keep > 0) {
+    auto all = list_checkpoints(root);
+    for (size_t i = 0; i + keep < all.size(); ++i) fs::remove_all(all[i]);
+  }
+  return final_dir.string();
+}
+
+nlohmann::json load_checkpoint(const std::string& path, Adam& adam) {
+  std::string mp = path + "/model.safetensors", op = path + "/optimizer.safetensors";
+  auto params = io::load_safetensors(mp);
+  auto moments = io::load_safetensors(op);
+  for (size_t i = 0; i < adam.params.size(); ++i) {
+    const auto& [name, p] = adam.params[i];
+    auto it = params.find(name);
+    check(it != params.end(), mp, ": tensor '", name, "' is missing");
+    Tensor value = p.value();
+    copy_into(mp, name, value, it->second);
+    for (auto [prefix, dst] : {std::pair<std::string, Tensor*>{"m.", &adam.m[i]}, {"v.", &adam.v[i]}}) {
+      auto jt = moments.find(prefix + name);
+      check(jt != moments.end(), op, ": tensor '", prefix + name, "' is missing");
+      copy_into(op, prefix + name, *dst, jt->second);
+    }
+  }
+  check(params.size() == adam.params.size(), mp, ": holds ", params.size(), " tensors, the model has ",
+        adam.params.size());
+  nlohmann::json state;
+  std::string sp = path + "/state.json";
+  try {
+    state = nlohmann::json::parse(io::read_file(sp));
+  } catch (const nlohmann::json::exception& e) {
+    fail(sp, ": not valid JSON (", e.what(), ")");
+  }
+  adam.step = state.value("adam_step", int64_t{0});
+  return state;
+}
+
+}  // namespace attn

@@ -1,0 +1,49 @@
+#include "attn/train/progress.h"
+
+#include <cmath>
+
+#include "attn/error.h"
+
+namespace attn {
+
+std::string format_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  char buf[32];
+  long t = static_cast<long>(s + 0.5);
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t % 3600) / 60);
+  else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  else std::snprintf(buf, sizeof buf, "%lds", t);
+  return buf;
+}
+
+ProgressLog::ProgressLog(const std::string& path) {
+  if (path.empty()) return;
+  file_ = std::fopen(path.c_str(), "a");
+  check(file_ != nullptr, path, ": cannot open for writing");
+}
+
+ProgressLog::~ProgressLog() {
+  if (file_) std::fclose(file_);
+}
+
+void ProgressLog::write(const nlohmann::json& record, const std::string& line) {
+  if (file_) {
+    std::fputs((record.dump() + "\n").c_str(), file_);
+    std::fflush(file_);
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+double eta_seconds(double elapsed, int64_t step, int64_t start_step, double start_elapsed,
+                   int64_t max_steps, double max_seconds) {
+  double eta = INFINITY;
+  if (max_steps > 0 && step > start_step) {
+    double per_step = (elapsed - start_elapsed) / static_cast<double>(step - start_step);
+    eta = std::min(eta, per_step * static_cast<double>(max_steps - step));
+  }
+  if (max_seconds > 0) eta = std::min(eta, max_seconds - elapsed);
+  return std::max(0.0, eta);
+}
+
+}  // namespace attn

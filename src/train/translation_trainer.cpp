@@ -1,0 +1,261 @@
+#include "attn/train/translation_trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+
+#include "attn/data/batcher.h"
+#include "attn/data/parallel_corpus.h"
+#include "attn/data/tokenizer.h"
+#include "attn/error.h"
+#include "attn/io/io.h"
+#include "attn/models/model_dir.h"
+#include "attn/ops/loss.h"
+#include "attn/train/adam.h"
+#include "attn/train/checkpoint.h"
+#include "attn/train/progress.h"
+#include "attn/train/translation_validation.h"
+
+namespace attn {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Everything the training loop carries from step to step.
+struct Run {
+  const TranslationTrainOptions& o;
+  data::Tokenizer tokenizer;
+  Transformer model;
+  std::unique_ptr<Adam> adam;
+  std::unique_ptr<data::Batcher> batcher;
+  std::unique_ptr<DevSet> dev;
+  Rng rng;
+  int64_t step = 0;
+  double elapsed_before = 0;  // seconds of earlier runs (resume)
+  Clock::time_point started = Clock::now();
+  double best_bleu = -1, best_nll = INFINITY;
+  int bad_validations = 0;
+  int64_t tokens_seen = 0;
+
+  double elapsed() const {
+    return elapsed_before + std::chrono::duration<double>(Clock::now() - started).count();
+  }
+};
+
+data::Tokenizer prepare_tokenizer(const TranslationTrainOptions& o) {
+  std::string target = o.model_dir + "/spm.model";
+  if (o.resume && fs::exists(target)) return data::Tokenizer::load(target);
+  if (!o.tokenizer.empty()) {
+    data::Tokenizer t = data::Tokenizer::load(o.tokenizer);
+    io::write_file_atomic(target, t.serialized());
+    return t;
+  }
+  std::fprintf(stderr, "training a %d-piece %s SentencePiece model on %s and %s\n", o.vocab_size,
+               o.tokenizer_type.c_str(), o.train_src.c_str(), o.train_tgt.c_str());
+  data::TokenizerTrainOptions t;
+  t.inputs = {o.train_src, o.train_tgt};
+  t.model_prefix = o.model_dir + "/spm";
+  t.vocab_size = o.vocab_size;
+  t.model_type = o.tokenizer_type;
+  t.input_sentence_size = o.tokenizer_sentences;
+  t.seed = o.seed;
+  data::Tokenizer::train(t);
+  fs::remove(o.model_dir + "/spm.vocab");
+  return data::Tokenizer::load(target);
+}
+
+nlohmann::json run_state(const Run& r) {
+  data::BatcherState b = r.batcher->state();
+  return {{"elapsed_seconds", r.elapsed()},
+          {"rng", {{"seed", r.rng.seed}, {"counter", r.rng.counter}}},
+          {"batcher", {{"epoch", b.epoch}, {"batch_in_epoch", b.batch_in_epoch}, {"fingerprint", b.fingerprint}}},
+          {"best_bleu", r.best_bleu},
+          {"best_nll", std::isfinite(r.best_nll) ? r.best_nll : -1.0},
+          {"bad_validations", r.bad_validations},
+          {"tokens_seen", r.tokens_seen}};
+}
+
+void restore_state(Run& r, const nlohmann::json& s, const std::string& path) {
+  try {
+    r.step = s.at("step").get<int64_t>();
+    r.elapsed_before = s.at("elapsed_seconds").get<double>();
+    r.rng = Rng(s.at("rng").at("seed").get<uint64_t>(), s.at("rng").at("counter").get<uint64_t>());
+    const auto& b = s.at("batcher");
+    r.batcher->restore({b.at("epoch").get<int64_t>(), b.at("batch_in_epoch").get<int64_t>(),
+                        b.at("fingerprint").get<uint64_t>()});
+    r.best_bleu = s.at("best_bleu").get<double>();
+    double nll = s.at("best_nll").get<double>();
+    r.best_nll = nll < 0 ? INFINITY : nll;
+    r.bad_validations = s.at("bad_validations").get<int>();
+    r.tokens_seen = s.at("tokens_seen").get<int64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, "/state.json: ", e.what());
+  }
+}
+
+// Builds (or, with resume, restores) the model, optimizer, data order and random stream.
+void setup(Run& r) {
+  const TranslationTrainOptions& o = r.o;
+  TransformerConfig c = o.model;
+  c.src_vocab = c.tgt_vocab = r.tokenizer.vocab_size();
+  c.pad_id = data::kPadId;
+  c.bos_id = data::kBosId;
+  c.eos_id = data::kEosId;
+  std::string checkpoint = o.resume ? latest_checkpoint(o.model_dir) : "";
+  if (!checkpoint.empty()) {
+    c = transformer_config_from_json(read_json_file(o.model_dir + "/config.json"), o.model_dir + "/config.json");
+  }
+  r.model = make_transformer(c, o.seed);
+  r.adam = std::make_unique<Adam>(r.model.parameters());
+  auto corpus = data::read_parallel_corpus(o.train_src, o.train_tgt, r.tokenizer,
+                                           data::CorpusOptions::training(o.max_len));
+  std::fprintf(stderr, "training data: %s\n", data::describe(corpus.stats, o.max_len).c_str());
+  data::BatchOptions bo;
+  bo.max_tokens = o.max_tokens;
+  bo.seed = o.seed;
+  r.batcher = std::make_unique<data::Batcher>(std::move(corpus.examples), bo);
+  r.rng = Rng(o.seed * 7919 + 17);
+  if (!o.valid_src.empty())
+    r.dev = std::make_unique<DevSet>(load_dev_set(o.valid_src, o.valid_tgt, r.tokenizer, o.valid_sentences));
+  if (!checkpoint.empty()) {
+    restore_state(r, load_checkpoint(checkpoint, *r.adam), checkpoint);
+    std::fprintf(stderr, "resumed from %s (step %lld, %s of training so far)\n", checkpoint.c_str(),
+                 static_cast<long long>(r.step), format_duration(r.elapsed_before).c_str());
+  } else {
+    save_transformer(r.model, o.model_dir, {{"tokenizer", "spm.model"}});
+  }
+  std::fprintf(stderr, "model: %zu parameter tensors, %lld weights; d_model %lld, %lld+%lld layers, %lld heads\n",
+               r.model.parameters().size(), static_cast<long long>([&] {
+                 int64_t n = 0;
+                 for (const auto& [k, v] : r.model.parameters()) n += v.value().numel();
+                 return n;
+               }()),
+               static_cast<long long>(c.d_model), static_cast<long long>(c.encoder_layers),
+               static_cast<long long>(c.decoder_layers), static_cast<long long>(c.heads));
+}
+
+struct StepResult {
+  double loss_sum = 0;  // label-smoothed loss times target tokens, summed over the batches
+  int64_t tgt_tokens = 0, src_tokens = 0;
+  double grad_norm = 0;
+};
+
+// One optimizer step over `accumulate` batches.
+StepResult train_step(Run& r) {
+  StepResult s;
+  const TranslationTrainOptions& o = r.o;
+  Context ctx{true, r.model.config.dropout, &r.rng};
+  for (int a = 0; a < o.accumulate; ++a) {
+    data::Batch b = r.batcher->next();
+    Tape tape;
+    TapeScope scope(tape);
+    Var memory = encode(r.model, b.src, ctx);
+    Var logits = decode(r.model, b.tgt_in, memory, padding_mask(b.src, r.model.config.pad_id), ctx);
+    Var loss = cross_entropy(logits, b.tgt_out, o.label_smoothing, r.model.config.pad_id);
+    // The gradient of the mean of the accumulated batches' losses.
+    tape.backward(loss, Tensor::full({}, 1.0f / static_cast<float>(o.accumulate)));
+    s.loss_sum += loss.value().data<float>()[0] * static_cast<double>(b.tgt_tokens);
+    s.tgt_tokens += b.tgt_tokens;
+    s.src_tokens += b.src_tokens;
+  }
+  s.grad_norm = o.clip_norm > 0 ? clip_grad_norm(r.adam->params, o.clip_norm) : 0.0;
+  r.step += 1;
+  r.adam->update(static_cast<float>(learning_rate(o.schedule, r.step)));
+  r.adam->zero_grad();
+  r.tokens_seen += s.tgt_tokens;
+  return s;
+}
+
+// Returns true when early stopping says to stop.
+bool validate(Run& r, ProgressLog& log) {
+  const TranslationTrainOptions& o = r.o;
+  ValidationResult v = run_validation(r.model, r.tokenizer, *r.dev, o.valid_beam);
+  bool better = v.bleu > r.best_bleu || (v.bleu == r.best_bleu && v.nll < r.best_nll);
+  if (better) {
+    r.best_bleu = v.bleu;
+    r.best_nll = v.nll;
+    r.bad_validations = 0;
+    save_transformer(r.model, o.model_dir, {{"tokenizer", "spm.model"}, {"step", r.step},
+                                            {"dev_bleu", v.bleu}, {"dev_chrf", v.chrf}});
+  } else {
+    r.bad_validations += 1;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "valid step %lld  dev loss %.4f  ppl %.2f  BLEU %.2f  chrF %.2f  (%.1fs)%s",
+                static_cast<long long>(r.step), v.nll, std::exp(v.nll), v.bleu, v.chrf, v.seconds,
+                better ? "  new best, saved" : "");
+  log.write({{"event", "valid"}, {"step", r.step}, {"elapsed", r.elapsed()}, {"dev_nll", v.nll},
+             {"dev_ppl", std::exp(v.nll)}, {"dev_bleu", v.bleu}, {"dev_chrf", v.chrf}, {"best", better}},
+            line);
+  return o.patience > 0 && r.bad_validations >= o.patience;
+}
+
+}  // namespace
+
+void train_translation(const TranslationTrainOptions& o) {
+  check(!o.model_dir.empty(), "train: model_dir is not set");
+  check(!o.train_src.empty() && !o.train_tgt.empty(), "train: data.train_src and data.train_tgt are needed");
+  check(o.max_steps > 0 || o.max_minutes > 0 || o.max_epochs > 0,
+        "train: set a budget: train.max_steps, train.max_minutes or train.max_epochs");
+  check(o.accumulate >= 1, "train: accumulate must be >= 1, got ", o.accumulate);
+  if (!o.resume && fs::exists(o.model_dir + "/checkpoints") && !list_checkpoints(o.model_dir).empty())
+    fail(o.model_dir, " already holds checkpoints: pass --resume to continue, or choose another model_dir");
+  fs::create_directories(o.model_dir);
+  Run r{o, prepare_tokenizer(o), {}, {}, {}, {}, Rng(0)};
+  setup(r);
+  ProgressLog log(o.model_dir + "/train_log.jsonl");
+  const int64_t start_step = r.step;
+  const double start_elapsed = r.elapsed_before, max_seconds = o.max_minutes * 60.0;
+  double last_checkpoint = r.elapsed();
+  int64_t validated_at = -1;
+  StepResult window;
+  double window_start = r.elapsed();
+  bool stop = false;
+  while (!stop) {
+    StepResult s = train_step(r);
+    window.loss_sum += s.loss_sum;
+    window.tgt_tokens += s.tgt_tokens;
+    window.src_tokens += s.src_tokens;
+    double now = r.elapsed();
+    int64_t epoch = r.batcher->state().epoch;
+    bool budget = (o.max_steps > 0 && r.step >= o.max_steps) || (max_seconds > 0 && now >= max_seconds) ||
+                  (o.max_epochs > 0 && epoch >= o.max_epochs);
+    if (r.step % o.log_every == 0 || budget) {
+      double loss = window.loss_sum / std::max<int64_t>(window.tgt_tokens, 1);
+      double tps = window.tgt_tokens / std::max(now - window_start, 1e-9);
+      double eta = eta_seconds(now, r.step, start_step, start_elapsed, o.max_steps, max_seconds);
+      double lr = learning_rate(o.schedule, r.step);
+      char line[256];
+      std::snprintf(line, sizeof line, "step %6lld  epoch %lld  loss %.4f  lr %.3e  %6.0f tgt tok/s  %s elapsed  ETA %s",
+                    static_cast<long long>(r.step), static_cast<long long>(epoch + 1), loss, lr, tps,
+                    format_duration(now).c_str(), format_duration(eta).c_str());
+      log.write({{"event", "train"}, {"step", r.step}, {"epoch", epoch + 1}, {"loss", loss}, {"lr", lr},
+                 {"tgt_tokens_per_s", tps}, {"elapsed", now}, {"eta", eta}, {"tokens_seen", r.tokens_seen}},
+                line);
+      window = {};
+      window_start = r.elapsed();
+    }
+    if (r.dev && o.validate_every > 0 && r.step % o.validate_every == 0) {
+      stop = validate(r, log);
+      validated_at = r.step;
+    }
+    bool by_steps = o.checkpoint_every > 0 && r.step % o.checkpoint_every == 0;
+    bool by_time = o.checkpoint_minutes > 0 && r.elapsed() - last_checkpoint >= o.checkpoint_minutes * 60.0;
+    if (by_steps || by_time || budget || stop) {
+      save_checkpoint(o.model_dir, r.step, *r.adam, run_state(r), o.keep_checkpoints);
+      last_checkpoint = r.elapsed();
+    }
+    stop = stop || budget;
+  }
+  if (r.dev && validated_at != r.step) validate(r, log);
+  if (!r.dev) save_transformer(r.model, o.model_dir, {{"tokenizer", "spm.model"}, {"step", r.step}});
+  std::fprintf(stderr, "done: %lld steps in %s; model in %s\n", static_cast<long long>(r.step),
+               format_duration(r.elapsed()).c_str(), o.model_dir.c_str());
+}
+
+}  // namespace attn

@@ -1,0 +1,57 @@
+#include "attn/train/translation_validation.h"
+
+#include <chrono>
+
+#include "attn/data/parallel_corpus.h"
+#include "attn/data/text_file.h"
+#include "attn/decode/text.h"
+#include "attn/metrics/bleu.h"
+#include "attn/metrics/chrf.h"
+#include "attn/ops/loss.h"
+
+namespace attn {
+
+DevSet load_dev_set(const std::string& src_path, const std::string& tgt_path,
+                    const data::Tokenizer& tokenizer, int64_t max_sentences) {
+  DevSet d;
+  auto corpus = data::read_parallel_corpus(src_path, tgt_path, tokenizer, data::CorpusOptions::evaluation());
+  d.batches = data::batches_in_order(corpus.examples, 4096);
+  std::vector<std::string> refs = data::read_lines(tgt_path);
+  for (const auto& e : corpus.examples) {
+    if (max_sentences > 0 && static_cast<int64_t>(d.bleu_sources.size()) >= max_sentences) break;
+    d.bleu_sources.push_back(e.src);
+    d.bleu_refs.push_back(refs[e.line]);
+  }
+  return d;
+}
+
+ValidationResult run_validation(const Transformer& m, const data::Tokenizer& tokenizer,
+                                const DevSet& dev, int beam) {
+  auto t0 = std::chrono::steady_clock::now();
+  NoGrad no_grad;
+  Context ctx;
+  ValidationResult r;
+  double nll = 0;
+  int64_t count = 0;
+  for (const data::Batch& b : dev.batches) {
+    Var memory = encode(m, b.src, ctx);
+    Var logits = decode(m, b.tgt_in, memory, padding_mask(b.src, m.config.pad_id), ctx);
+    CrossEntropyStats s;
+    cross_entropy(logits, b.tgt_out, 0.0f, m.config.pad_id, &s);
+    nll += s.nll_sum;
+    count += s.count;
+  }
+  r.nll = count ? nll / static_cast<double>(count) : 0.0;
+  SearchOptions so;
+  so.beam = beam;
+  so.length_penalty = beam > 1 ? 0.6 : 0.0;
+  auto ids = translate_ids(m, dev.bleu_sources, so, 64);
+  std::vector<std::string> hyps;
+  for (const auto& t : ids) hyps.push_back(tokenizer.decode(t));
+  r.bleu = metrics::corpus_bleu(hyps, dev.bleu_refs).score;
+  r.chrf = metrics::corpus_chrf(hyps, dev.bleu_refs);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace attn

@@ -1,0 +1,115 @@
+// The model directory: import/export with torch_ref.py's layout bit for bit, save/load, and
+// malformed directories failing with messages that name the file and the tensor.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "attn/error.h"
+#include "attn/io/io.h"
+#include "attn/models/model_dir.h"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kRef = std::string(ATTN_TEST_DATA) + "/transformer/";
+
+std::string temp_dir(const std::string& name) {
+  std::string d = (fs::temp_directory_path() / ("attn_test_" + name + "_" + std::to_string(::getpid()))).string();
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.dtype() == b.dtype() &&
+         std::memcmp(a.contiguous().raw_data(), b.contiguous().raw_data(), a.nbytes()) == 0;
+}
+
+TEST(ModelDir, ImportExportRoundTripIsBitExact) {
+  for (const char* config : {"post_shared_l2_h4", "pre_unshared_l1_h1"}) {
+    std::string d = temp_dir("roundtrip");
+    Transformer m = import_torch(kRef + config);
+    save_transformer(m, d + "/model");
+    Transformer loaded = load_transformer(d + "/model");
+    export_torch(loaded, d + "/ref");
+    auto original = io::load_npz(kRef + config + "/weights.npz");
+    auto exported = io::load_npz(d + "/ref/weights.npz");
+    ASSERT_EQ(original.size(), exported.size()) << config;
+    for (const auto& [key, t] : original) {
+      ASSERT_TRUE(exported.count(key)) << key;
+      EXPECT_TRUE(same_bits(t, exported[key])) << config << ": " << key << " changed";
+    }
+    fs::remove_all(d);
+  }
+}
+
+TEST(ModelDir, SafetensorsHoldsTiedWeightsOnce) {
+  std::string d = temp_dir("tied");
+  Transformer m = import_torch(kRef + "post_shared_l2_h4");
+  save_transformer(m, d);
+  auto t = io::load_safetensors(d + "/model.safetensors");
+  EXPECT_TRUE(t.count("src_embed.weight"));
+  EXPECT_FALSE(t.count("tgt_embed.weight"));
+  EXPECT_FALSE(t.count("generator.weight"));
+  fs::remove_all(d);
+}
+
+// Expects load_transformer(dir) to throw an Error whose message contains every one of `parts`.
+void expect_load_error(const std::string& dir, std::vector<std::string> parts) {
+  try {
+    load_transformer(dir);
+    ADD_FAILURE() << "loading " << dir << " should fail";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << msg << "' lacks '" << p << "'";
+  }
+}
+
+TEST(ModelDir, MalformedDirectoriesNameTheFileAndTensor) {
+  std::string d = temp_dir("bad");
+  Transformer m = import_torch(kRef + "pre_unshared_l1_h1");
+  save_transformer(m, d);
+  std::string st = d + "/model.safetensors", cfg = d + "/config.json";
+  std::string weights = io::read_file(st), config = io::read_file(cfg);
+
+  fs::remove(st);  // missing file
+  expect_load_error(d, {"model.safetensors", "no such file"});
+
+  io::write_file_atomic(st, weights.substr(0, weights.size() / 2));  // truncated
+  expect_load_error(d, {"model.safetensors"});
+
+  // A wrong shape: the config says d_ff 64; claim 80 so linear1.weight no longer fits.
+  io::write_file_atomic(st, weights);
+  io::write_file_atomic(cfg, std::string(config).replace(config.find("\"d_ff\": 64"), 10, "\"d_ff\": 80"));
+  expect_load_error(d, {"model.safetensors", "linear1.weight", "shape"});
+
+  // A missing tensor and an unknown dtype.
+  io::write_file_atomic(cfg, config);
+  auto tensors = io::load_safetensors(st);
+  std::map<std::string, Tensor> fewer(tensors.begin(), tensors.end());
+  fewer.erase("transformer.decoder.norm.bias");
+  io::save_safetensors(st, fewer);
+  expect_load_error(d, {"model.safetensors", "transformer.decoder.norm.bias", "missing"});
+  std::string bad = weights;
+  size_t at = bad.find("\"F32\"");
+  ASSERT_NE(at, std::string::npos);
+  bad.replace(at, 5, "\"F99\"");
+  io::write_file_atomic(st, bad);
+  expect_load_error(d, {"model.safetensors", "F99"});
+
+  // A config with an unknown key and one with a bad value.
+  io::write_file_atomic(st, weights);
+  io::write_file_atomic(cfg, "{\"d_model\": 32, \"colour\": 3}");
+  expect_load_error(d, {"config.json", "colour"});
+  io::write_file_atomic(cfg, "{\"d_model\": 30, \"heads\": 4}");
+  expect_load_error(d, {"config.json", "d_model"});
+  io::write_file_atomic(cfg, "{not json");
+  expect_load_error(d, {"config.json", "JSON"});
+  fs::remove_all(d);
+}
+
+}  // namespace
+}  // namespace attn
