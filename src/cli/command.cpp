@@ -5,6 +5,7 @@ namespace attn::cli {
 // Each command's entry point, defined in src/cli/<name>.cpp.
 int run_demo(int argc, char** argv);
 int run_train(int argc, char** argv);
+int run_average(int argc, char** argv);
 int run_import_torch(int argc, char** argv);
 int run_export_torch(int argc, char** argv);
 int run_bleu(int, char**);
@@ -15,6 +16,7 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"demo", "a short tour of the core: tensors, autodiff, attention", run_demo},
       {"train", "train a model from a config file (translation)", run_train},
+      {"average", "average the last checkpoints into a model (the paper's last 5)", run_average},
       {"import-torch", "convert a torch_ref.py directory (config.json + weights.npz) to an attn model", run_import_torch},
       {"export-torch", "write an attn model as a torch_ref.py directory", run_export_torch},
       {"translate", "greedy or beam search from token ids (stdin to stdout)", run_translate},

@@ -77,7 +77,7 @@ void advance(SentenceSearch& s, const Tensor& logp, int k, double alpha, int32_t
   // An unfinished prefix can only lose log-prob; with alpha > 0 its penalty can still grow.
   double best_possible = -1e30;
   for (const Prefix& p : s.alive) {
-    int64_t len = alpha > 0 ? s.max_len : static_cast<int64_t>(p.tokens.size()) + 1;
+    int64_t len = static_cast<int64_t>(p.tokens.size()) + 1;
     best_possible = std::max(best_possible, p.logprob / length_penalty(len, alpha));
   }
   bool beaten = static_cast<int>(s.finished.size()) == k && s.finished.back().score >= best_possible;

@@ -112,8 +112,10 @@ std::string_view member_data(std::string_view z, const Member& m, const std::str
 }
 
 std::string inflate_raw(std::string_view in, const Member& m, const std::string& path) {
-  check(m.uncompressed < std::numeric_limits<size_t>::max() / 2, "zip ", path, ": member '",
-        m.name, "' too large");
+  // Deflate expands at most ~1032:1; a larger claimed size is a damaged directory, and believing
+  // it would allocate gigabytes.
+  check(m.uncompressed / 1032 <= in.size() + 1, "zip ", path, ": member '", m.name, "' claims ",
+        m.uncompressed, " bytes from ", in.size(), " deflated bytes (damaged directory?)");
   std::string out(m.uncompressed, '\0');
   z_stream s{};
   check(inflateInit2(&s, -MAX_WBITS) == Z_OK, "zip ", path, ": zlib inflateInit2 failed");

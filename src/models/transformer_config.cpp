@@ -50,7 +50,7 @@ TransformerConfig transformer_config_from_json(const nlohmann::json& j, const st
       else if (k == "pad_id") c.pad_id = v.get<int32_t>();
       else if (k == "bos_id") c.bos_id = v.get<int32_t>();
       else if (k == "eos_id") c.eos_id = v.get<int32_t>();
-      else if (k == "model" || k == "task" || k == "tokenizer") continue;  // read by the caller
+      else if (k == "model" || k == "task" || k == "tokenizer" || k == "training") continue;  // not the network's
       else fail(source, ": unknown key '", k, "'");
     } catch (const nlohmann::json::exception& e) {
       fail(source, ": key '", k, "' has the wrong type (", v.dump(), ")");

@@ -121,3 +121,40 @@ nlohmann::json load_checkpoint(const std::string& path, Adam& adam) {
 }
 
 }  // namespace attn
+
+namespace attn {
+
+std::map<std::string, Tensor> average_checkpoints(const std::vector<std::string>& paths) {
+  check(!paths.empty(), "average: no checkpoints");
+  std::map<std::string, std::vector<double>> sums;
+  std::map<std::string, Shape> shapes;
+  for (const std::string& p : paths) {
+    std::string file = p + "/model.safetensors";
+    auto tensors = io::load_safetensors(file);
+    if (shapes.empty()) {
+      for (const auto& [k, t] : tensors) {
+        shapes[k] = t.shape();
+        sums[k].assign(static_cast<size_t>(t.numel()), 0.0);
+      }
+    }
+    check(tensors.size() == shapes.size(), file, ": holds ", tensors.size(), " tensors, ", paths[0],
+          " holds ", shapes.size());
+    for (const auto& [k, t] : tensors) {
+      check(shapes.count(k) && shapes[k] == t.shape() && t.dtype() == DType::f32, file, ": tensor '", k,
+            "' does not match the first checkpoint");
+      const float* x = t.data<float>();
+      auto& s = sums[k];
+      for (size_t i = 0; i < s.size(); ++i) s[i] += x[i];
+    }
+  }
+  std::map<std::string, Tensor> out;
+  for (const auto& [k, s] : sums) {
+    Tensor t = Tensor::empty(shapes[k]);
+    float* y = t.data<float>();
+    for (size_t i = 0; i < s.size(); ++i) y[i] = static_cast<float>(s[i] / static_cast<double>(paths.size()));
+    out[k] = t;
+  }
+  return out;
+}
+
+}  // namespace attn

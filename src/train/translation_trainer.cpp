@@ -179,8 +179,9 @@ bool validate(Run& r, ProgressLog& log) {
     r.best_bleu = v.bleu;
     r.best_nll = v.nll;
     r.bad_validations = 0;
-    save_transformer(r.model, o.model_dir, {{"tokenizer", "spm.model"}, {"step", r.step},
-                                            {"dev_bleu", v.bleu}, {"dev_chrf", v.chrf}});
+    save_transformer(r.model, o.model_dir,
+                     {{"tokenizer", "spm.model"},
+                      {"training", {{"step", r.step}, {"dev_bleu", v.bleu}, {"dev_chrf", v.chrf}}}});
   } else {
     r.bad_validations += 1;
   }
@@ -253,7 +254,7 @@ void train_translation(const TranslationTrainOptions& o) {
     stop = stop || budget;
   }
   if (r.dev && validated_at != r.step) validate(r, log);
-  if (!r.dev) save_transformer(r.model, o.model_dir, {{"tokenizer", "spm.model"}, {"step", r.step}});
+  if (!r.dev) save_transformer(r.model, o.model_dir, {{"tokenizer", "spm.model"}, {"training", {{"step", r.step}}}});
   std::fprintf(stderr, "done: %lld steps in %s; model in %s\n", static_cast<long long>(r.step),
                format_duration(r.elapsed()).c_str(), o.model_dir.c_str());
 }

@@ -141,6 +141,23 @@ TEST_P(SearchTest, NBestIsSortedAndScoredByTheLengthPenalty) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, SearchTest, ::testing::ValuesIn(testing::transformer_configs()));
 
+// The stop rule's bound with alpha > 0 is logprob / lp(max_len), not lp(len + 1): the looser
+// bound would stop this search before its best hypothesis is found. Expected output from
+//   torch_ref.py beam --model tests/fixtures/transformer/pre_unshared_l1_h1 --beam 6 --alpha 2
+//                     --max-len 30   (sentence 12 of src.txt)
+// (the 2nd best scores -2.79967 against -2.79896: no near-tie).
+TEST(Search, BoundWithPositiveAlphaUsesMaxLen) {
+  const Transformer& m = fixture_model("pre_unshared_l1_h1");
+  SearchOptions o;
+  o.beam = 6;
+  o.length_penalty = 2.0;
+  o.max_len = 30;
+  auto h = search(m, {{9, 15, 10, 15, 22, 20, 9, 15, 10, 15, 22, 20, 2}}, o);
+  std::vector<int32_t> expected = {3, 19, 3, 19, 3, 19, 3, 7, 11, 19, 3, 7, 11, 19, 3,
+                                   7, 11, 19, 3, 7, 11, 11, 19, 3, 7, 11, 11, 11, 11};
+  EXPECT_EQ(h[0][0].tokens, expected);
+}
+
 TEST(Search, LengthPenaltyIsGnmt) {
   EXPECT_DOUBLE_EQ(length_penalty(1, 0.6), 1.0);
   EXPECT_DOUBLE_EQ(length_penalty(7, 0.6), std::pow(2.0, 0.6));

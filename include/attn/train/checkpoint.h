@@ -5,6 +5,7 @@
 // parent fsynced: after a kill -9 at any moment, every step-* directory is complete.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,5 +29,13 @@ std::vector<std::string> list_checkpoints(const std::string& root);
 // Restores parameters and Adam's moments in place (names and shapes must match; errors name the
 // file and tensor) and returns state.json.
 nlohmann::json load_checkpoint(const std::string& path, Adam& adam);
+
+}  // namespace attn
+
+namespace attn {
+
+// The element-wise mean of the parameters of `paths` (model.safetensors of each; all must hold
+// the same tensors), summed in double.
+std::map<std::string, Tensor> average_checkpoints(const std::vector<std::string>& paths);
 
 }  // namespace attn

@@ -1,0 +1,44 @@
+// attn average: the mean of the last K checkpoints as a model (the paper averages the last 5, §6.1).
+#include <cstdio>
+#include <filesystem>
+
+#include "attn/cli/args.h"
+#include "attn/error.h"
+#include "attn/io/io.h"
+#include "attn/models/model_dir.h"
+#include "attn/train/checkpoint.h"
+
+namespace attn::cli {
+
+int run_average(int argc, char** argv) {
+  Args args("average", "Averages the parameters of the newest K checkpoints of MODEL_DIR (as the\n"
+                       "paper does with the last 5) and writes a model directory to --out.");
+  args.positional("MODEL_DIR", "a training directory (holds config.json and checkpoints/)")
+      .option("last", "how many of the newest checkpoints", "5")
+      .option("out", "model directory to write (default: MODEL_DIR/averaged)");
+  if (!args.parse(argc, argv)) return 0;
+  std::string dir = args.str("MODEL_DIR");
+  std::string out = args.has("out") ? args.str("out") : dir + "/averaged";
+  auto all = list_checkpoints(dir);
+  int last = args.integer("last");
+  check(last >= 1, "--last must be at least 1, got ", last);
+  check(!all.empty(), dir, ": no checkpoints in ", dir, "/checkpoints");
+  std::vector<std::string> chosen(all.end() - std::min<size_t>(all.size(), last), all.end());
+  nlohmann::json config = read_json_file(dir + "/config.json");
+  TransformerConfig c = transformer_config_from_json(config, dir + "/config.json");
+  Transformer m = transformer_from_tensors(c, average_checkpoints(chosen), dir + "/checkpoints");
+  nlohmann::json extra = nlohmann::json::object();
+  if (config.contains("tokenizer")) {
+    std::string tok = config["tokenizer"].get<std::string>();
+    std::filesystem::create_directories(out);
+    io::write_file_atomic(out + "/" + tok, io::read_file(dir + "/" + tok));
+    extra["tokenizer"] = tok;
+  }
+  extra["training"] = {{"averaged", chosen}};
+  save_transformer(m, out, extra);
+  std::fprintf(stderr, "averaged %zu checkpoints (%s .. %s) into %s\n", chosen.size(), chosen.front().c_str(),
+               chosen.back().c_str(), out.c_str());
+  return 0;
+}
+
+}  // namespace attn::cli
