@@ -3,7 +3,6 @@
 // M=4096, K=512, N=2048). Also bf16, batched attention products, and whether a BLAS call slows
 // the OpenMP loop that follows it.
 //   bench_gemm [--threads N] [--seconds S]   (S: time per figure, default 0.3)
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 
 #include "attn/kernels/bf16.h"
 #include "attn/kernels/gemm.h"
+#include "attn/kernels/gemm_openblas.h"
 
 namespace {
 
@@ -94,18 +94,6 @@ std::string cell(double g, double peak) {
   return s;
 }
 
-// One OpenBLAS sgemv (M = 1) on OpenBLAS's own pthreads, the usual way to do a decoding step.
-void openblas_threaded_sgemv(const Shape& s, Buffers& buf) {
-  openblas_set_num_threads(attn::num_threads());
-  if (s.tb)  // B stored [n, k]: y = B x
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, s.n, s.k, 1.0f, buf.b.data(), s.k, buf.a.data(), 1,
-                0.0f, buf.c.data(), 1);
-  else  // B stored [k, n]: y = B^T x
-    cblas_sgemv(CblasRowMajor, CblasTrans, s.k, s.n, 1.0f, buf.b.data(), s.n, buf.a.data(), 1,
-                0.0f, buf.c.data(), 1);
-  openblas_set_num_threads(1);
-}
-
 std::vector<Shape> fp32_shapes() {
   return {
       {"fwd X W, d_model->d_model", false, false, 4096, 512, 512},
@@ -131,50 +119,57 @@ std::vector<Shape> fp32_shapes() {
   };
 }
 
-void fp32_table(double& peak) {
-  const GemmBackend backends[] = {GemmBackend::onednn, GemmBackend::openblas,
-                                  GemmBackend::onednn_matmul, GemmBackend::gemv};
-  struct Row {
-    Shape s;
-    double g[4];
-    double sgemv, chosen;
+// The ways to compute one product that the fp32 table compares.
+struct Method {
+  const char* name;
+  bool vector_only;  // M == 1 or N == 1
+  bool wakes_openblas_pool;
+  std::function<void(const GemmArgs&)> run;
+};
+
+std::vector<Method> fp32_methods() {
+  const int threads = attn::num_threads();
+  return {
+      {"onednn_sgemm", false, false, [](const GemmArgs& g) { attn::gemm(g, GemmBackend::onednn); }},
+      {"onednn_matmul", false, false,
+       [](const GemmArgs& g) { attn::gemm(g, GemmBackend::onednn_matmul); }},
+      {"openblas_sgemm", false, true, [=](const GemmArgs& g) { attn::gemm_openblas(g, threads); }},
+      {"openblas_sgemv", true, true, [=](const GemmArgs& g) { attn::gemv_openblas(g, threads); }},
+      {"omp+1t_sgemv", true, false, [](const GemmArgs& g) { attn::gemv_openblas_split(g); }},
+      {"gemm()", false, false, [](const GemmArgs& g) { attn::gemm(g); }},
   };
-  std::vector<Row> rows;
+}
+
+void fp32_table(double& peak) {
+  const std::vector<Method> methods = fp32_methods();
+  std::vector<std::vector<double>> figures;  // [shape][method], 0 where not applicable
   for (const Shape& s : fp32_shapes()) {
     Buffers buf(s);
-    Row r{s, {}, 0.0, 0.0};
-    const double flops = 2.0 * s.m * s.n * s.k;
     std::vector<Candidate> cs;
-    std::vector<double*> out;
-    for (int i = 0; i < 4; ++i) {
-      if (backends[i] == GemmBackend::gemv && s.m != 1 && s.n != 1) continue;
-      cs.push_back({[&, i] { attn::gemm(buf.args, backends[i]); },
-                    backends[i] == GemmBackend::openblas});
-      out.push_back(&r.g[i]);
+    std::vector<size_t> which;
+    for (size_t i = 0; i < methods.size(); ++i) {
+      if (methods[i].vector_only && s.m != 1 && s.n != 1) continue;
+      cs.push_back({[&, i] { methods[i].run(buf.args); }, methods[i].wakes_openblas_pool});
+      which.push_back(i);
     }
-    if (s.m == 1 && !s.ta) {
-      cs.push_back({[&] { openblas_threaded_sgemv(s, buf); }, true});
-      out.push_back(&r.sgemv);
-    }
-    cs.push_back({[&] { attn::gemm(buf.args); }});
-    out.push_back(&r.chosen);
     const std::vector<double> t = time_per_call(cs);
-    for (size_t i = 0; i < t.size(); ++i) *out[i] = gflops(flops, t[i]);
+    std::vector<double> g(methods.size(), 0.0);
+    for (size_t i = 0; i < t.size(); ++i) g[which[i]] = gflops(2.0 * s.m * s.n * s.k, t[i]);
     if (s.m == attn::kPeakM && s.n == attn::kPeakN && s.k == attn::kPeakK && !s.ta && !s.tb)
-      for (double g : r.g) peak = std::max(peak, g);
-    rows.push_back(r);
+      peak = std::max(peak, *std::max_element(g.begin(), g.end()));
+    figures.push_back(g);
   }
-  std::printf("\nfp32, GFLOPS (fraction of peak %.1f GFLOPS)\n", peak);
-  std::printf("%-31s %-2s %5s %5s %5s | %-13s %-13s %-13s %-13s %-13s | %-13s %s\n", "shape", "op",
-              "M", "N", "K", "onednn_sgemm", "openblas", "onednn_matmul", "gemv_split",
-              "openblas_sgemv", "gemm()", "dispatch");
-  for (const Row& r : rows) {
-    const Shape& s = r.s;
-    std::printf("%-31s %c%c %5lld %5lld %5lld | %s %s %s %s %s | %s %s\n", s.what, s.ta ? 'T' : 'N',
-                s.tb ? 'T' : 'N', (long long)s.m, (long long)s.n, (long long)s.k,
-                cell(r.g[0], peak).c_str(), cell(r.g[1], peak).c_str(), cell(r.g[2], peak).c_str(),
-                cell(r.g[3], peak).c_str(), cell(r.sgemv, peak).c_str(),
-                cell(r.chosen, peak).c_str(), attn::backend_name(attn::gemm_dispatch(GemmArgs{s.ta, s.tb, s.m, s.n, s.k})));
+  std::printf("\nfp32, GFLOPS (fraction of peak %.1f GFLOPS)\n%-31s %-2s %5s %5s %5s |", peak,
+              "shape", "op", "M", "N", "K");
+  for (const Method& m : methods) std::printf(" %-13s", m.name);
+  std::printf(" dispatch\n");
+  const std::vector<Shape> shapes = fp32_shapes();
+  for (size_t r = 0; r < shapes.size(); ++r) {
+    const Shape& s = shapes[r];
+    std::printf("%-31s %c%c %5lld %5lld %5lld |", s.what, s.ta ? 'T' : 'N', s.tb ? 'T' : 'N',
+                (long long)s.m, (long long)s.n, (long long)s.k);
+    for (double g : figures[r]) std::printf(" %s", cell(g, peak).c_str());
+    std::printf(" %s\n", attn::backend_name(attn::gemm_dispatch(GemmArgs{s.ta, s.tb, s.m, s.n, s.k})));
   }
 }
 
@@ -191,23 +186,23 @@ void batched_table(double peak) {
       {"context P V, 64 x [128x128][128x64]", {"", false, false, 128, 64, 128}, 64},
       {"decode q K^T, 256 x [1x64][64x128]", {"", false, true, 1, 128, 64}, 256},
   };
-  const BatchedBackend backends[] = {BatchedBackend::parallel_onednn,
-                                     BatchedBackend::parallel_openblas,
-                                     BatchedBackend::onednn_matmul, BatchedBackend::automatic};
   std::printf("\nbatched fp32, GFLOPS (fraction of peak)\n%-38s | %-13s %-13s %-13s | %-13s\n",
-              "products", "omp+onednn", "omp+openblas", "onednn_matmul", "gemm_batched()");
+              "products", "omp+onednn", "onednn_matmul", "omp+openblas", "gemm_batched()");
   for (const Case& c : cases) {
     Buffers buf(c.s, c.batch);
     const int64_t sa = c.s.m * c.s.k, sb = c.s.k * c.s.n, sc = c.s.m * c.s.n;
     const double flops = 2.0 * c.batch * c.s.m * c.s.n * c.s.k;
-    std::vector<Candidate> cs;
-    for (BatchedBackend b : backends)
-      cs.push_back({[&, b] { attn::gemm_batched(buf.args, c.batch, sa, sb, sc, b); }});
-    const std::vector<double> t = time_per_call(cs);
+    const GemmArgs& g = buf.args;
+    const std::vector<double> t = time_per_call({
+        Candidate{[&] { attn::gemm_batched(g, c.batch, sa, sb, sc, BatchedBackend::parallel_onednn); }},
+        Candidate{[&] { attn::gemm_batched(g, c.batch, sa, sb, sc, BatchedBackend::onednn_matmul); }},
+        Candidate{[&] { attn::gemm_batched_openblas(g, c.batch, sa, sb, sc); }},
+        Candidate{[&] { attn::gemm_batched(g, c.batch, sa, sb, sc); }},
+    });
     std::printf("%-38s |", c.what);
     for (size_t i = 0; i < t.size(); ++i)
       std::printf(" %s%s", cell(gflops(flops, t[i]), peak).c_str(), i == 2 ? " |" : "");
-    std::printf("\n");
+    std::printf(" %s\n", attn::batched_backend_name(attn::batched_dispatch(g, c.batch)));
   }
 }
 
@@ -242,33 +237,30 @@ void bf16_table(double peak) {
   }
 }
 
-// An OpenMP loop of attn's kind (element-wise, ~1 ms) run right after a GEMM: does the BLAS's
-// thread pool get in its way? Compares the pair's time with the sum of the two alone.
+// Does the BLAS's thread pool get in the way of the OpenMP work that follows it? A 512^3 GEMM
+// followed by 20 small OpenMP-threaded products (1x512x512, one decoding step's worth): the
+// time of the small products after each kind of GEMM, against their time alone.
 void interference_table() {
-  const Shape s{"", false, false, 512, 512, 512};
-  Buffers buf(s);
-  std::vector<float> x(1 << 22, 0.5f);
-  auto omp_loop = [&] {  // a few ms of an element-wise pass over 16 MB, split like attn's loops
-    for (int pass = 0; pass < 4; ++pass) {
-#pragma omp parallel for schedule(static)
-      for (size_t i = 0; i < x.size(); ++i) x[i] = x[i] * 0.999f + 0.001f;
-    }
+  const Shape big{"", false, false, 512, 512, 512}, small{"", false, false, 1, 512, 512};
+  Buffers big_buf(big), small_buf(small);
+  auto small_ops = [&] {
+    for (int i = 0; i < 20; ++i) attn::gemm(small_buf.args);
   };
-  auto openblas_gemm = [&] { attn::gemm(buf.args, GemmBackend::openblas); };
-  auto onednn_gemm = [&] { attn::gemm(buf.args, GemmBackend::onednn); };
+  auto openblas_gemm = [&] { attn::gemm_openblas(big_buf.args, attn::num_threads()); };
+  auto onednn_gemm = [&] { attn::gemm(big_buf.args, GemmBackend::onednn); };
   const std::vector<double> t = time_per_call({
-      Candidate{omp_loop},
+      Candidate{small_ops},
       Candidate{onednn_gemm},
-      Candidate{[&] { onednn_gemm(), omp_loop(); }},
+      Candidate{[&] { onednn_gemm(), small_ops(); }},
       Candidate{openblas_gemm, true},
-      Candidate{[&] { openblas_gemm(), omp_loop(); }, true},
+      Candidate{[&] { openblas_gemm(), small_ops(); }, true},
   });
-  std::printf("\nOpenMP loops (4 passes over 4M floats) right after a 512^3 GEMM, ms per call\n"
-              "  loop alone %.3f\n", t[0] * 1e3);
-  std::printf("  onednn_sgemm    gemm alone %.3f, gemm+loop %.3f = %.2fx the sum\n", t[1] * 1e3,
-              t[2] * 1e3, t[2] / (t[0] + t[1]));
-  std::printf("  openblas_sgemm  gemm alone %.3f, gemm+loop %.3f = %.2fx the sum\n", t[3] * 1e3,
-              t[4] * 1e3, t[4] / (t[0] + t[3]));
+  std::printf("\n20 small OpenMP products (1x512x512) right after a 512^3 GEMM, ms\n"
+              "  alone                       %.3f\n", t[0] * 1e3);
+  std::printf("  after onednn_sgemm          %.3f (%.1fx)\n", (t[2] - t[1]) * 1e3,
+              (t[2] - t[1]) / t[0]);
+  std::printf("  after openblas_sgemm        %.3f (%.1fx)  [OpenBLAS workers busy-waiting]\n",
+              (t[4] - t[3]) * 1e3, (t[4] - t[3]) / t[0]);
 }
 
 double load_average() {
@@ -301,7 +293,7 @@ int main(int argc, char** argv) {
   const char* wait = std::getenv("OMP_WAIT_POLICY");
   std::printf("bench_gemm: %d threads; OpenBLAS core %s (OPENBLAS_CORETYPE=%s); OMP_WAIT_POLICY=%s;"
               " load average %.2f at start (figures are best of 7 rounds; a busy machine lowers them)\n",
-              threads, openblas_get_corename(), coretype ? coretype : "unset", wait ? wait : "unset",
+              threads, attn::openblas_core_name(), coretype ? coretype : "unset", wait ? wait : "unset",
               load_average());
   double peak = 0.0;
   fp32_table(peak);

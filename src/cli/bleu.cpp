@@ -48,6 +48,17 @@ std::vector<std::string> read_stdin_lines() {
   return split_lines(buffer.str(), "<stdin>");
 }
 
+// sacreBLEU's hint: BLEU wants detokenized text, and " ." line ends suggest tokenized output.
+void warn_if_tokenized(const std::vector<std::string>& hyps) {
+  size_t tokenized = 0;
+  for (const auto& h : hyps) tokenized += h.size() >= 2 && h.compare(h.size() - 2, 2, " .") == 0;
+  if (tokenized >= 100)
+    std::fprintf(stderr,
+                 "attn bleu: warning: %zu hypothesis lines end in a tokenized period (' .'); BLEU "
+                 "expects detokenized text, as sacreBLEU does\n",
+                 tokenized);
+}
+
 }  // namespace
 
 int run_bleu(int argc, char** argv) {
@@ -76,6 +87,7 @@ int run_bleu(int argc, char** argv) {
     }
   }
 
+  warn_if_tokenized(hyps);
   metrics::BleuScore bleu = metrics::corpus_bleu_multi(hyps, refs);
   bool score_only = args.on("score-only");
   if (score_only) std::printf("%.2f\n", bleu.score);

@@ -60,8 +60,12 @@ int run_score(int argc, char** argv) {
   auto targets = read_id_file(tgt_path, m.config.tgt_vocab, m.config.max_len - 1);  // bos goes first
   check(sources.size() == targets.size(), "line counts differ: --src ", src_path, " has ",
         sources.size(), " lines, --tgt ", tgt_path, " has ", targets.size());
-  for (size_t i = 0; i < sources.size(); ++i)
-    check(!sources[i].empty(), src_path, ":", i + 1, ": empty source line (nothing to condition on)");
+  for (size_t i = 0; i < sources.size(); ++i) {
+    bool all_pad = true;
+    for (int32_t id : sources[i]) all_pad = all_pad && id == m.config.pad_id;
+    check(!all_pad, src_path, ":", i + 1, ": empty source line, or only padding ids ",
+          m.config.pad_id, " (nothing to condition on)");
+  }
 
   std::vector<size_t> lengths;
   for (size_t i = 0; i < sources.size(); ++i) lengths.push_back(sources[i].size() + targets[i].size());

@@ -19,10 +19,10 @@ std::vector<ConfigKey> translation_schema() {
   return {
       {"task", "translation", "what to train: translation"},
       {"model_dir", "runs/ende", "output directory: model, tokenizer, checkpoints, train_log.jsonl"},
-      {"data.train_src", "../shared/data/mt-ende/train.en", "training source text, one sentence a line"},
-      {"data.train_tgt", "../shared/data/mt-ende/train.de", "training target text, aligned with train_src"},
-      {"data.valid_src", "../shared/data/mt-ende/dev.en", "dev source text (empty: no validation)"},
-      {"data.valid_tgt", "../shared/data/mt-ende/dev.de", "dev target text"},
+      {"data.train_src", "data/mt-ende/train.en", "training source text, one sentence a line"},
+      {"data.train_tgt", "data/mt-ende/train.de", "training target text, aligned with train_src"},
+      {"data.valid_src", "data/mt-ende/dev.en", "dev source text (empty: no validation)"},
+      {"data.valid_tgt", "data/mt-ende/dev.de", "dev target text"},
       {"data.tokenizer", json(), "an existing SentencePiece .model (unset: train one)"},
       {"data.vocab_size", 8000, "pieces of the SentencePiece model trained when none is given"},
       {"data.tokenizer_type", "unigram", "unigram or bpe"},
@@ -119,8 +119,8 @@ TranslationTrainOptions translation_options(const Config& c) {
 
 int run_train(int argc, char** argv) {
   Args args("train", "Trains a model from a config file (YAML or JSON) and --set overrides.\n"
-                     "Without --config the defaults train an English->German model on\n"
-                     "../shared/data/mt-ende. attn train --help-config lists every key.");
+                     "Without --config the defaults train an English->German model on the\n"
+                     "shipped corpus (scripts/data.sh unpacks it into data/mt-ende). attn train\n--help-config lists every key.");
   args.option("config", "YAML or JSON config file")
       .repeated("set", "key=value override, e.g. --set train.warmup=800 (repeatable)")
       .option("max-steps", "shortcut for --set train.max_steps=N")

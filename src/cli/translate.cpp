@@ -5,6 +5,7 @@
 // into batches (less padding), and the window's output is written in input order.
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "attn/decode/batch.h"
 #include "attn/decode/id_lines.h"
 #include "attn/decode/search.h"
+#include "attn/decode/text.h"
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
 #include "attn/models/model_dir.h"
@@ -26,16 +28,23 @@ struct Line {
   std::vector<int32_t> ids;
 };
 
+// Text mode detokenises with the model's SentencePiece model; --ids prints the ids.
+const data::Tokenizer* g_tokenizer = nullptr;
+
+std::string format_output(const std::vector<int32_t>& ids) {
+  return g_tokenizer ? g_tokenizer->decode(ids) : format_ids(ids);
+}
+
 void print_results(const Line& line, const std::vector<Hypothesis>& hyps, bool n_best_format) {
   if (!n_best_format) {
-    std::string text = hyps.empty() ? std::string() : format_ids(hyps.front().tokens);
+    std::string text = hyps.empty() ? std::string() : format_output(hyps.front().tokens);
     std::printf("%s\n", text.c_str());
     return;
   }
   // Moses/Marian n-best: sentence index (from 0) ||| tokens ||| score
   for (const Hypothesis& h : hyps)
     std::printf("%lld ||| %s ||| %.6f\n", static_cast<long long>(line.number - 1),
-                format_ids(h.tokens).c_str(), h.score);
+                format_output(h.tokens).c_str(), h.score);
 }
 
 // Translates a window of lines and prints them in input order. Empty lines give empty output.
@@ -64,43 +73,60 @@ void translate_window(const Transformer& m, const std::vector<Line>& window, con
 int run_translate(int argc, char** argv) {
   Args args("translate",
             "Translates standard input to standard output, one sentence a line, with greedy\n"
-            "(--beam 1) or beam search. With --ids, lines are space-separated token ids, fed to the\n"
+            "(--beam 1) or beam search. Text is tokenised with the model's SentencePiece model (eos\n"
+            "appended) and the output detokenised. With --ids, lines are space-separated token ids, fed to the\n"
             "encoder exactly as given (add eos yourself if the model expects it); the output is the\n"
             "ids without eos. An empty line gives an empty line.");
   args.option("model", "model directory (config.json + model.safetensors)")
       .flag("ids", "read and write token ids instead of text")
       .option("beam", "beam size K (1: greedy)", "4")
       .option("length-penalty", "alpha of the GNMT length penalty ((5+len)/6)^alpha", "0.6")
-      .option("max-len", "most tokens generated, eos included (default: source length + 50)", "0")
+      .option("max-len", "most tokens generated, eos included (default: source length + 50)")
       .option("batch", "sentences decoded together", "32")
-      .option("n-best", "print the N best as 'i ||| ids ||| score' lines", "1")
+      .option("n-best", "print the N best as 'i ||| ids ||| score' lines (i from 0; score: log-prob\n"
+                        "                          over the length penalty)", "1")
       .option("threads", "threads for the matrix products and attn's loops (default: all cores)");
   if (!args.parse(argc, argv)) return 0;
   check(args.has("model"), "missing --model DIR (see attn translate --help)");
-  check(args.on("ids"), "text input needs the model's tokenizer, which attn does not support yet; "
-                        "pass --ids and token ids, one sentence a line");
   if (args.has("threads")) set_num_threads(args.integer("threads"));
   SearchOptions o;
   o.beam = args.integer("beam");
   o.length_penalty = args.real("length-penalty");
-  o.max_len = args.integer("max-len");
+  o.max_len = args.has("max-len") ? args.integer("max-len") : 0;
   o.n_best = args.integer("n-best");
   int batch = args.integer("batch");
   check(o.beam >= 1, "--beam must be at least 1, got ", o.beam);
-  check(o.max_len >= 0, "--max-len must be positive (or 0 for source length + 50), got ", o.max_len);
+  check(o.max_len >= 0, "--max-len must be positive, got ", o.max_len);
   check(batch >= 1, "--batch must be at least 1, got ", batch);
   check(o.n_best >= 1 && o.n_best <= o.beam, "--n-best must be between 1 and --beam (", o.beam, "), got ", o.n_best);
 
-  Transformer m = load_transformer(args.str("model"));
+  bool ids_mode = args.on("ids");
+  std::optional<TranslationModel> text_model;
+  if (!ids_mode) {
+    text_model.emplace(load_translation_model(args.str("model")));
+    g_tokenizer = &text_model->tokenizer;
+  }
+  Transformer m = ids_mode ? load_transformer(args.str("model")) : text_model->model;
+  check(o.max_len <= m.config.max_len, "--max-len ", o.max_len, " is more than the model's ",
+        m.config.max_len, " positions (max_len in ", args.str("model"), "/config.json)");
   bool n_best_format = args.has("n-best");
   size_t window_size = static_cast<size_t>(batch) * kBatchesPerWindow;
   std::vector<Line> window;
   std::string text;
   for (int64_t number = 1; std::getline(std::cin, text); ++number) {
     std::string where = "<stdin>:" + std::to_string(number);
-    Line line{number, parse_ids(text, m.config.src_vocab, where)};
+    Line line{number, {}};
+    if (ids_mode) {
+      line.ids = parse_ids(text, m.config.src_vocab, where);
+    } else if (!text.empty()) {
+      line.ids = g_tokenizer->encode(text);
+      line.ids.push_back(m.config.eos_id);  // the model's source is x + eos, as in training
+    }
     check(static_cast<int64_t>(line.ids.size()) <= m.config.max_len, where, ": ", line.ids.size(),
           " tokens, more than the model's max_len ", m.config.max_len);
+    bool all_pad = !line.ids.empty();
+    for (int32_t id : line.ids) all_pad = all_pad && id == m.config.pad_id;
+    check(!all_pad, where, ": every id is the padding id ", m.config.pad_id, ", nothing to translate");
     window.push_back(std::move(line));
     if (window.size() == window_size) {
       translate_window(m, window, o, static_cast<size_t>(batch), n_best_format);

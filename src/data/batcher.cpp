@@ -17,8 +17,9 @@ int64_t src_len(const Example& e) { return static_cast<int64_t>(e.src.size()) + 
 int64_t tgt_len(const Example& e) { return static_cast<int64_t>(e.tgt.size()) + 1; }
 
 // The order of length bucketing: the longer side, then the target, then the source. On mt-ende
-// (8k vocabulary, 4096 tokens) this fills batches with 94% real source and 98% real target
-// tokens; sorting by source length alone leaves the target side only 75% real.
+// (8k unigram vocabulary, 4096 tokens, default window) batches hold 87% real source and 96%
+// real target tokens, 3,860 target tokens each; sorting by source length alone gave 99% and 75%
+// and 2,990 target tokens a batch (the target side costs more: decoder and output softmax).
 std::tuple<int64_t, int64_t, int64_t> length_key(const Example& e) {
   return {std::max(src_len(e), tgt_len(e)), tgt_len(e), src_len(e)};
 }
@@ -160,12 +161,13 @@ Batcher::Batcher(std::vector<Example> examples, BatchOptions options)
 }
 
 Batch Batcher::next() {
-  while (next_ >= batches_in_epoch()) {
+  Batch batch = make_batch(examples_, plan_[next_++]);
+  if (next_ == batches_in_epoch()) {  // the epoch is done: the state points into the next one
     ++epoch_;
     next_ = 0;
     plan_ = plan_epoch(examples_, options_, epoch_);
   }
-  return make_batch(examples_, plan_[next_++]);
+  return batch;
 }
 
 void Batcher::restore(const BatcherState& state) {
@@ -175,8 +177,13 @@ void Batcher::restore(const BatcherState& state) {
   check(state.epoch >= 0 && state.batch_in_epoch >= 0, "batcher: bad state epoch ", state.epoch,
         " batch ", state.batch_in_epoch);
   auto plan = plan_epoch(examples_, options_, state.epoch);
-  check(state.batch_in_epoch <= static_cast<int64_t>(plan.size()), "batcher: state batch ",
-        state.batch_in_epoch, " beyond the ", plan.size(), " batches of epoch ", state.epoch);
+  const auto n = static_cast<int64_t>(plan.size());
+  check(state.batch_in_epoch <= n, "batcher: state batch ", state.batch_in_epoch, " beyond the ",
+        n, " batches of epoch ", state.epoch);
+  if (state.batch_in_epoch == n) {  // the end of an epoch is the start of the next
+    restore({state.epoch + 1, 0, state.fingerprint});
+    return;
+  }
   plan_ = std::move(plan);
   epoch_ = state.epoch;
   next_ = state.batch_in_epoch;

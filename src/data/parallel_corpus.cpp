@@ -36,7 +36,7 @@ ParallelCorpus tokenize_parallel(const std::vector<std::string>& src_lines,
                                  const std::string& tgt_name) {
   check(src_lines.size() == tgt_lines.size(), "parallel corpus: ", src_name, " has ",
         src_lines.size(), " lines but ", tgt_name, " has ", tgt_lines.size(),
-        "; the files must be aligned line by line");
+        " lines; the files must be aligned line by line");
   check(options.max_len >= 0, "parallel corpus: max_len ", options.max_len, " is negative");
   ParallelCorpus corpus;
   corpus.src_path = src_name;

@@ -77,7 +77,7 @@ void advance(SentenceSearch& s, const Tensor& logp, int k, double alpha, int32_t
   // An unfinished prefix can only lose log-prob; with alpha > 0 its penalty can still grow.
   double best_possible = -1e30;
   for (const Prefix& p : s.alive) {
-    int64_t len = static_cast<int64_t>(p.tokens.size()) + 1;
+    int64_t len = alpha > 0 ? s.max_len : static_cast<int64_t>(p.tokens.size()) + 1;
     best_possible = std::max(best_possible, p.logprob / length_penalty(len, alpha));
   }
   bool beaten = static_cast<int>(s.finished.size()) == k && s.finished.back().score >= best_possible;
@@ -143,9 +143,12 @@ std::vector<std::vector<Hypothesis>> search(const Transformer& m,
     Tensor logp = step(decoder, tokens);  // [rows, tgt_vocab]
     // Advance each sentence; the survivors' parents are the rows kept for the next step.
     std::vector<int64_t> rows;
+    bool same_sources = true;  // each sentence keeps as many rows as it had
     for (SentenceSearch& s : sentences) {
       if (s.done) continue;
+      size_t before = s.alive.size();
       advance(s, logp, o.beam, o.length_penalty, c.eos_id, steps);
+      same_sources = same_sources && !s.done && s.alive.size() == before;
       if (s.done) continue;
       for (Prefix& p : s.alive) {
         rows.push_back(p.row);
@@ -153,9 +156,9 @@ std::vector<std::vector<Hypothesis>> search(const Transformer& m,
       }
     }
     if (rows.empty()) break;
-    bool same = rows.size() == tokens.size();
-    for (size_t r = 0; same && r < rows.size(); ++r) same = rows[r] == static_cast<int64_t>(r);
-    if (!same) select_rows(decoder, rows);
+    bool identity = rows.size() == tokens.size();
+    for (size_t r = 0; identity && r < rows.size(); ++r) identity = rows[r] == static_cast<int64_t>(r);
+    if (!identity) select_rows(decoder, rows, same_sources);
   }
   std::vector<std::vector<Hypothesis>> out;
   for (const SentenceSearch& s : sentences) out.push_back(results(s, o.length_penalty, o.n_best));

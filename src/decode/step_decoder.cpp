@@ -37,13 +37,19 @@ Tensor step(StepDecoder& d, const std::vector<int32_t>& tokens) {
   return logp;
 }
 
-void select_rows(StepDecoder& d, const std::vector<int64_t>& rows) {
+void select_rows(StepDecoder& d, const std::vector<int64_t>& rows, bool same_sources) {
+  if (d.cached && same_sources) {
+    for (KVCache& c : d.state.self) select_rows(c, rows);
+    return;
+  }
   if (d.cached) {
     select_rows(d.state, rows);
     return;
   }
-  d.memory = select_rows(d.memory, rows);
-  d.src_pad = select_rows(d.src_pad, rows);
+  if (!same_sources) {
+    d.memory = select_rows(d.memory, rows);
+    d.src_pad = select_rows(d.src_pad, rows);
+  }
   std::vector<std::vector<int32_t>> kept;
   kept.reserve(rows.size());
   for (int64_t r : rows) kept.push_back(d.prefixes[static_cast<size_t>(r)]);

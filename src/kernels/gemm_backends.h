@@ -1,4 +1,4 @@
-// Private to src/kernels: the BLAS backends behind attn::gemm (gemm.cpp dispatches to them).
+// Private to src/kernels: the oneDNN backends behind attn::gemm (gemm.cpp dispatches to them).
 // Each takes arguments already checked by check_gemm_args().
 #pragma once
 
@@ -11,13 +11,7 @@ namespace attn::detail {
 // Throws attn::Error naming the bad field when g is not a valid product description.
 void check_gemm_args(const GemmArgs& g, const char* who);
 
-// Makes sure OpenBLAS's own pool is at one thread (done once, before the first OpenBLAS call).
-void init_openblas_single_thread();
-
-void gemm_onednn(const GemmArgs& g);                  // dnnl_sgemm
-void gemm_openblas(const GemmArgs& g);                // cblas_sgemm, current OpenBLAS threads
-void gemm_openblas_threaded(const GemmArgs& g);       // ... with num_threads() pthreads for this call
-void gemv_split(const GemmArgs& g);                   // M == 1 or N == 1
+void gemm_onednn(const GemmArgs& g);  // dnnl_sgemm
 
 // oneDNN matmul primitive (cached by shape) over `batch` items, f32 or bf16 inputs.
 struct MatmulCall {

@@ -89,14 +89,20 @@ MatmulEntry create_matmul(const MatmulCall& c) {
   }
 }
 
-const MatmulEntry& cached_matmul(const MatmulCall& c) {
+// Shapes vary with sentence lengths: past kMaxCached distinct ones the cache starts over.
+constexpr size_t kMaxCached = 1024;
+
+std::shared_ptr<const MatmulEntry> cached_matmul(const MatmulCall& c) {
   static std::mutex mutex;
-  static std::map<MatmulKey, MatmulEntry> cache;  // entries never move: references stay valid
+  static std::map<MatmulKey, std::shared_ptr<const MatmulEntry>> cache;
   const MatmulKey key = key_of(c);
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(key);
-  if (it == cache.end()) it = cache.emplace(key, create_matmul(c)).first;
-  return it->second;
+  if (it != cache.end()) return it->second;
+  if (cache.size() >= kMaxCached) cache.clear();
+  auto entry = std::make_shared<const MatmulEntry>(create_matmul(c));
+  cache.emplace(key, entry);
+  return entry;
 }
 
 // Per-thread scratch space for the primitives, grown on demand and reused.
@@ -119,7 +125,8 @@ void* scratchpad(size_t bytes) {
 }  // namespace
 
 void matmul_onednn(const MatmulCall& c) {
-  const MatmulEntry& entry = cached_matmul(c);
+  const std::shared_ptr<const MatmulEntry> held = cached_matmul(c);
+  const MatmulEntry& entry = *held;
   dnnl::engine& engine = cpu_engine();
   thread_local dnnl::stream stream(cpu_engine());
   memory a(entry.a, engine, const_cast<void*>(c.a));

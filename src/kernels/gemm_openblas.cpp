@@ -1,27 +1,17 @@
-// OpenBLAS behind attn::gemm: sgemm (for comparison) and the gemv path used for M == 1 or N == 1.
-//
-// OpenBLAS (Debian's pthread build) keeps its own pool of worker threads that busy-wait for a
-// while after every call; attn's loops run on OpenMP's threads, so the two pools would share two
-// cores. attn therefore keeps OpenBLAS at one thread and does the splitting itself with OpenMP.
+// OpenBLAS versions of attn's products, for comparison only (include/attn/kernels/gemm_openblas.h).
+#include "attn/kernels/gemm_openblas.h"
+
 #include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
-#include <mutex>
 
-#include "attn/kernels/gemm.h"
+#include "attn/error.h"
 #include "gemm_backends.h"
 
-namespace attn::detail {
-
-void init_openblas_single_thread() {
-  static std::once_flag once;
-  std::call_once(once, [] { openblas_set_num_threads(1); });
-}
+namespace attn {
 
 namespace {
-
-CBLAS_TRANSPOSE cblas_trans(bool t) { return t ? CblasTrans : CblasNoTrans; }
 
 // y[0..len) (stride incy) = alpha * M x + beta * y for the row-major matrix `mat` of `rows`
 // rows, or alpha * M^T x + beta * y with `transposed`. Here `len` is the length of y.
@@ -51,24 +41,26 @@ void gemv_block(const Gemv& v, float alpha, float beta, int64_t begin, int64_t e
   }
 }
 
-}  // namespace
-
-void gemm_openblas(const GemmArgs& g) {
-  cblas_sgemm(CblasRowMajor, cblas_trans(g.trans_a), cblas_trans(g.trans_b), g.m, g.n, g.k,
-              g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, g.c, g.ldc);
-}
-
-void gemm_openblas_threaded(const GemmArgs& g) {
-  init_openblas_single_thread();
-  openblas_set_num_threads(omp_get_max_threads());
-  gemm_openblas(g);
+// OpenBLAS's pool at `threads` for one call, back to one thread afterwards.
+template <typename F>
+void with_openblas_threads(int threads, F f) {
+  check(threads >= 1, "gemm_openblas: need at least one thread, got ", threads);
+  openblas_set_num_threads(threads);
+  f();
   openblas_set_num_threads(1);
 }
 
-void gemv_split(const GemmArgs& g) {
-  init_openblas_single_thread();
+void sgemm(const GemmArgs& g) {
+  cblas_sgemm(CblasRowMajor, g.trans_a ? CblasTrans : CblasNoTrans,
+              g.trans_b ? CblasTrans : CblasNoTrans, g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b,
+              g.ldb, g.beta, g.c, g.ldc);
+}
+
+// The product as one gemv over the whole output (m == 1 or n == 1).
+Gemv as_gemv(const GemmArgs& g, int64_t& len) {
+  detail::check_gemm_args(g, "gemv_openblas");
+  check(g.m == 1 || g.n == 1, "gemv_openblas: needs m == 1 or n == 1, got m=", g.m, " n=", g.n);
   Gemv v{};
-  int64_t len = 0;
   if (g.m == 1) {
     // C[1, n] = a[1, k] op(B): x is A's only row (or column), y is C's row.
     len = g.n;
@@ -94,6 +86,29 @@ void gemv_split(const GemmArgs& g) {
     v.rows = g.trans_a ? g.k : g.m;
     v.cols = g.trans_a ? g.m : g.k;
   }
+  return v;
+}
+
+}  // namespace
+
+void gemm_openblas(const GemmArgs& g, int threads) {
+  detail::check_gemm_args(g, "gemm_openblas");
+  if (g.m == 0 || g.n == 0) return;
+  with_openblas_threads(threads, [&] { sgemm(g); });
+}
+
+void gemv_openblas(const GemmArgs& g, int threads) {
+  int64_t len = 0;
+  const Gemv v = as_gemv(g, len);
+  if (g.k == 0) return gemm(g);  // just C = beta * C
+  with_openblas_threads(threads, [&] { gemv_block(v, g.alpha, g.beta, 0, len); });
+}
+
+void gemv_openblas_split(const GemmArgs& g) {
+  int64_t len = 0;
+  const Gemv v = as_gemv(g, len);
+  if (g.k == 0) return gemm(g);
+  openblas_set_num_threads(1);
   // Below ~64K multiply-adds one thread is faster than waking the others.
   const bool parallel = len * g.k >= (1 << 16) && len >= 64 && !omp_in_parallel();
   if (!parallel) return gemv_block(v, g.alpha, g.beta, 0, len);
@@ -106,4 +121,21 @@ void gemv_split(const GemmArgs& g) {
   }
 }
 
-}  // namespace attn::detail
+void gemm_batched_openblas(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t stride_b,
+                           int64_t stride_c) {
+  detail::check_gemm_args(g, "gemm_batched_openblas");
+  if (g.m == 0 || g.n == 0 || g.k == 0) return gemm_batched(g, batch, stride_a, stride_b, stride_c);
+  openblas_set_num_threads(1);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < batch; ++i) {
+    GemmArgs gi = g;
+    gi.a = g.a + i * stride_a;
+    gi.b = g.b + i * stride_b;
+    gi.c = g.c + i * stride_c;
+    sgemm(gi);
+  }
+}
+
+const char* openblas_core_name() { return openblas_get_corename(); }
+
+}  // namespace attn

@@ -4,7 +4,6 @@
 // this is Python's Counter without any chance of a collision changing a count.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -25,7 +24,8 @@ void extend_keys(std::vector<NgramKey>& keys, const std::vector<Symbol>& symbols
     return;
   }
   size_t count = symbols.size() - n + 1;
-  for (size_t i = 0; i < count; ++i) keys[i] = (keys[i] << bits) | static_cast<NgramKey>(symbols[i + n - 1]);
+  for (size_t i = 0; i < count; ++i)
+    keys[i] = (keys[i] << bits) | static_cast<NgramKey>(symbols[i + n - 1]);
   keys.resize(count);
 }
 
@@ -71,7 +71,8 @@ class NgramTable {
     int32_t live = 0;
   };
   size_t slot_of(NgramKey key) const {
-    uint64_t h = static_cast<uint64_t>(key) ^ (static_cast<uint64_t>(key >> 64) * 0x9E3779B97F4A7C15ull);
+    uint64_t h = static_cast<uint64_t>(key) ^
+                 (static_cast<uint64_t>(key >> 64) * 0x9E3779B97F4A7C15ull);
     h ^= h >> 29;
     h *= 0xBF58476D1CE4E5B9ull;
     h ^= h >> 32;
@@ -95,11 +96,6 @@ class NgramTable {
   std::vector<size_t> used_;
   size_t mask_ = 0;
 };
-
-// How many n-grams of order n a sequence of `length` symbols has.
-inline int64_t ngram_count(size_t length, int n) {
-  return length >= static_cast<size_t>(n) ? static_cast<int64_t>(length - n + 1) : 0;
-}
 
 // table := counts of the n-gram keys.
 inline void count_keys(const std::vector<NgramKey>& keys, NgramTable& table) {

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include "attn/error.h"
 
@@ -51,13 +53,68 @@ Shape contiguous_strides(const Shape& shape) {
 
 // ---- Storage ---------------------------------------------------------------------------------
 
+// A cache of freed blocks by size class, so that the same shapes, step after step, reuse memory
+// instead of going back to the system (large blocks would otherwise be mmap'ed and page-faulted
+// anew every time). Classes: multiples of 4 KiB up to 1 MiB, then steps of 1/8 of a power of two
+// (at most 12.5% slack). At most kCacheLimit bytes are kept.
+namespace {
+
+constexpr size_t kCacheLimit = size_t{4} << 30;
+
+size_t size_class(size_t bytes) {
+  if (bytes <= 4096) return bytes <= 64 ? 64 : (bytes + 63) / 64 * 64;
+  if (bytes <= (size_t{1} << 20)) return (bytes + 4095) / 4096 * 4096;
+  size_t p = size_t{1} << (63 - __builtin_clzll(bytes - 1));  // largest power of two < bytes
+  size_t step = p / 8;
+  return (bytes + step - 1) / step * step;
+}
+
+struct BlockCache {
+  std::mutex mutex;
+  std::unordered_map<size_t, std::vector<void*>> free;
+  size_t cached = 0;
+
+  void* take(size_t cls) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = free.find(cls);
+    if (it == free.end() || it->second.empty()) return nullptr;
+    void* p = it->second.back();
+    it->second.pop_back();
+    cached -= cls;
+    return p;
+  }
+  void give(void* p, size_t cls) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (cached + cls <= kCacheLimit) {
+        free[cls].push_back(p);
+        cached += cls;
+        return;
+      }
+    }
+    std::free(p);
+  }
+  ~BlockCache() {
+    for (auto& [cls, blocks] : free)
+      for (void* p : blocks) std::free(p);
+  }
+};
+
+BlockCache& block_cache() {
+  static BlockCache* cache = new BlockCache();  // never destroyed: tensors may outlive statics
+  return *cache;
+}
+
+}  // namespace
+
 std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
   auto s = std::make_shared<Storage>();
-  size_t rounded = (bytes + 63) / 64 * 64;
-  if (rounded == 0) rounded = 64;
-  s->data = std::aligned_alloc(64, rounded);
+  size_t cls = size_class(bytes);
+  s->data = block_cache().take(cls);
+  if (!s->data) s->data = std::aligned_alloc(64, cls);
   check(s->data != nullptr, "out of memory allocating ", bytes, " bytes");
   s->bytes = bytes;
+  s->capacity_ = cls;
   s->owned_ = true;
   return s;
 }
@@ -71,7 +128,7 @@ std::shared_ptr<Storage> Storage::borrow(void* data, size_t bytes, std::shared_p
 }
 
 Storage::~Storage() {
-  if (owned_) std::free(data);
+  if (owned_) block_cache().give(data, capacity_);
 }
 
 // ---- Tensor factories ------------------------------------------------------------------------

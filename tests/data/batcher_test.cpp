@@ -68,7 +68,9 @@ TEST(Batcher, EveryBatchWithinBudgetAndEveryExampleOncePerEpoch) {
           ASSERT_EQ(b.src.size(0), B);
           ASSERT_LE(B * S, max_tokens) << "source side over budget";
           ASSERT_LE(B * T, max_tokens) << "target side over budget";
-          if (max_sentences > 0) ASSERT_LE(B, max_sentences);
+          if (max_sentences > 0) {
+            ASSERT_LE(B, max_sentences);
+          }
           for (int64_t idx : b.indices) ++seen[idx];
           real_tgt += b.tgt_tokens, padded_tgt += B * T;
         }

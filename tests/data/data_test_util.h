@@ -1,6 +1,6 @@
-// Helpers for the data tests: a scratch directory for the process, the real mt-ende corpus, a
-// small tokenizer trained once on its first 5,000 lines (English + German), and synthetic
-// examples for the batcher.
+// Helpers for the data tests: a scratch directory for the process, the real mt-ende corpus,
+// small tokenizers trained once per process on its first lines (English + German), and
+// synthetic examples for the batcher.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -73,6 +73,20 @@ inline const Tokenizer& slice_tokenizer() {
     auto t0 = std::chrono::steady_clock::now();
     Tokenizer::train(o);
     std::printf("[slice tokenizer] BPE 1000 on 5000+5000 lines: %.2f s\n", seconds_since(t0));
+    return Tokenizer::load(o.model_prefix + ".model");
+  }();
+  return tok;
+}
+
+// BPE, 200 pieces, on lines 1-300: for tests that need some tokenizer, quickly.
+inline const Tokenizer& tiny_tokenizer() {
+  static Tokenizer tok = [] {
+    TokenizerTrainOptions o;
+    o.inputs = {head_file("train.en", 300), head_file("train.de", 300)};
+    o.model_prefix = scratch("tiny_bpe200");
+    o.vocab_size = 200;
+    o.model_type = "bpe";
+    Tokenizer::train(o);
     return Tokenizer::load(o.model_prefix + ".model");
   }();
   return tok;

@@ -133,6 +133,15 @@ TEST_F(TranslateCli, BadInputNamesTheLine) {
   EXPECT_NE(r.err.find("<stdin>:3"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("999"), std::string::npos) << r.err;
 
+  std::string padding = write("padding.txt", "5 6 2\n0 0\n");
+  r = run("translate --model " + quote(model()) + " --ids < " + quote(padding));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("<stdin>:2"), std::string::npos) << r.err;
+
+  r = run("translate --model " + quote(model()) + " --ids --max-len 5000 < " + quote(src()));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("5000"), std::string::npos) << r.err;
+
   r = run("translate --model " + quote(model()) + " < " + quote(src()));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("tokenizer"), std::string::npos) << r.err;

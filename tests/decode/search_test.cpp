@@ -170,13 +170,20 @@ TEST(Search, MaxLenCapsTheOutputAndDefaultsToSourcePlus50) {
   SearchOptions o;
   o.beam = 1;
   o.max_len = 3;
-  for (const auto& h : search(m, src, o)) EXPECT_LE(h[0].tokens.size(), 3u);
-  // Sentence 3's greedy output runs to max-len 20 in torch_ref.py (22 22 ...): with the default
-  // it runs on to source length + 50 tokens unless it finds eos.
+  // Greedy is a prefix property: with max_len 3 the output is greedy.txt's first 3 ids (or all
+  // of it when eos came earlier).
+  auto greedy = fixture_ids("post_shared_l2_h4", "greedy.txt");
+  auto capped = search(m, src, o);
+  for (size_t i = 0; i < src.size(); ++i) {
+    std::vector<int32_t> expected(greedy[i].begin(), greedy[i].begin() + std::min<size_t>(3, greedy[i].size()));
+    EXPECT_EQ(capped[i][0].tokens, expected) << "sentence " << i + 1;
+  }
+  // Sentence 3 (11 ids) repeats 22 without ever choosing eos: torch_ref.py greedy --max-len 61
+  // gives 61 times 22, and so must the default max_len (source length + 50).
   o.max_len = 0;
   auto h = search(m, {src[2]}, o);
-  EXPECT_LE(h[0][0].tokens.size(), src[2].size() + 50);
-  EXPECT_GT(h[0][0].tokens.size(), 20u);
+  ASSERT_EQ(src[2].size(), 11u);
+  EXPECT_EQ(h[0][0].tokens, std::vector<int32_t>(61, 22));
 }
 
 TEST(Search, RejectsBadOptions) {

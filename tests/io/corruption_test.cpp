@@ -27,7 +27,7 @@ struct Case {
 const Case kCases[] = {{"hand.safetensors", load_st}, {"pylib.safetensors", load_st},
                        {"savez.npz", load_z}, {"savez_compressed.npz", load_z}};
 
-TEST(Corruption, EveryTruncationIsRefused) {
+TEST(IoCorruption, EveryTruncationIsRefused) {
   TempDir dir;
   for (const Case& c : kCases) {
     std::string bytes = read_file(fixture(c.file)), path = dir.file(c.file);
@@ -46,7 +46,7 @@ TEST(Corruption, EveryTruncationIsRefused) {
   }
 }
 
-TEST(Corruption, RandomByteFlipsLoadOrThrowAttnError) {
+TEST(IoCorruption, RandomByteFlipsLoadOrThrowAttnError) {
   TempDir dir;
   std::mt19937 rng(7);
   for (const Case& c : kCases) {

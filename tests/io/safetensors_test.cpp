@@ -142,7 +142,7 @@ std::string st_bytes(const std::string& header, const std::string& data,
   return out + header + data;
 }
 
-struct Malformed : ::testing::Test {
+struct SafetensorsMalformed : ::testing::Test {
   TempDir dir;
   std::string path = dir.file("bad.safetensors");
   void expect_refused(const std::string& bytes, std::vector<std::string> parts) {
@@ -154,34 +154,34 @@ struct Malformed : ::testing::Test {
 
 const std::string kGoodHeader = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
 
-TEST_F(Malformed, TheGoodFileLoads) {
+TEST_F(SafetensorsMalformed, TheGoodFileLoads) {
   write_file_atomic(path, st_bytes(kGoodHeader, std::string(8, '\0')));
   EXPECT_EQ(load_safetensors(path)["w"].to_vector(), (std::vector<float>{0, 0}));
 }
-TEST_F(Malformed, MissingFile) {
+TEST_F(SafetensorsMalformed, MissingFile) {
   std::string missing = dir.file("absent.safetensors");
   expect_error([&] { load_safetensors(missing); }, {missing});
 }
-TEST_F(Malformed, EmptyAndTooShortFiles) {
+TEST_F(SafetensorsMalformed, EmptyAndTooShortFiles) {
   expect_refused("", {"too short"});
   expect_refused("abc", {"too short"});
 }
-TEST_F(Malformed, TruncatedData) {
+TEST_F(SafetensorsMalformed, TruncatedData) {
   expect_refused(st_bytes(kGoodHeader, std::string(5, '\0')), {"'w'", "out of range"});
 }
-TEST_F(Malformed, HeaderLengthBeyondTheFile) {
+TEST_F(SafetensorsMalformed, HeaderLengthBeyondTheFile) {
   expect_refused(st_bytes(kGoodHeader, std::string(8, '\0'), 1'000'000), {"header length 1000000"});
   expect_refused(st_bytes(kGoodHeader, "", ~uint64_t(1)), {"header length 18446744073709551614"});
 }
-TEST_F(Malformed, BadJson) {
+TEST_F(SafetensorsMalformed, BadJson) {
   expect_refused(st_bytes(R"({"w":{"dtype":"F32",)", ""), {"not valid JSON"});
   expect_refused(st_bytes(R"([1, 2])", ""), {"not a JSON object"});
 }
-TEST_F(Malformed, UnknownDtype) {
+TEST_F(SafetensorsMalformed, UnknownDtype) {
   expect_refused(st_bytes(R"({"w":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", std::string(4, '\0')),
                  {"'w'", "F16"});
 }
-TEST_F(Malformed, OffsetsOutOfRange) {
+TEST_F(SafetensorsMalformed, OffsetsOutOfRange) {
   expect_refused(st_bytes(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})", std::string(8, '\0')),
                  {"'w'", "out of range"});
   expect_refused(st_bytes(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", std::string(8, '\0')),
@@ -189,25 +189,25 @@ TEST_F(Malformed, OffsetsOutOfRange) {
   expect_refused(st_bytes(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[-1,7]}})", std::string(8, '\0')),
                  {"'w'", "data_offsets"});
 }
-TEST_F(Malformed, OffsetsNotMatchingShape) {
+TEST_F(SafetensorsMalformed, OffsetsNotMatchingShape) {
   expect_refused(st_bytes(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", std::string(8, '\0')),
                  {"'w'", "needs 12"});
   expect_refused(st_bytes(R"({"w":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,8]}})",
                           std::string(8, '\0')),
                  {"'w'", "shape"});
 }
-TEST_F(Malformed, OverlappingTensors) {
+TEST_F(SafetensorsMalformed, OverlappingTensors) {
   expect_refused(st_bytes(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
                           R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
                           std::string(12, '\0')),
                  {"'b'", "overlaps", "'a'"});
 }
-TEST_F(Malformed, DataNotFullyCovered) {
+TEST_F(SafetensorsMalformed, DataNotFullyCovered) {
   expect_refused(st_bytes(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", std::string(8, '\0')),
                  {"gap before tensor 'a'"});
   expect_refused(st_bytes(kGoodHeader, std::string(12, '\0')), {"belong to no tensor"});
 }
-TEST_F(Malformed, BadEntryFields) {
+TEST_F(SafetensorsMalformed, BadEntryFields) {
   expect_refused(st_bytes(R"({"w":{"dtype":"F32","data_offsets":[0,8]}})", std::string(8, '\0')),
                  {"'w'", "shape"});
   expect_refused(st_bytes(R"({"w":{"dtype":"F32","shape":[2.5],"data_offsets":[0,8]}})", std::string(8, '\0')),
@@ -217,7 +217,7 @@ TEST_F(Malformed, BadEntryFields) {
   expect_refused(st_bytes(R"({"w":7})", ""), {"'w'", "not an object"});
   expect_refused(st_bytes(R"({"__metadata__":{"k":1}})", ""), {"__metadata__", "'k'"});
 }
-TEST_F(Malformed, SaveRefusesReservedName) {
+TEST_F(SafetensorsMalformed, SaveRefusesReservedName) {
   expect_error([&] { save_safetensors(path, {{"__metadata__", Tensor::zeros({1})}}); },
                {path, "__metadata__"});
 }

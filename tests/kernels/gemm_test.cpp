@@ -8,12 +8,15 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "attn/error.h"
 #include "attn/kernels/bf16.h"
+#include "attn/kernels/gemm_openblas.h"
 
 namespace attn {
 namespace {
@@ -84,22 +87,36 @@ double max_abs_diff(const std::vector<float>& x, const std::vector<float>& y, in
 // correct kernel does (printed below) and far below a single missing or wrong term.
 double f32_tolerance(const Case& c) { return 2e-6 * (c.k + 1); }
 
-void expect_matches_reference(const Case& c, GemmBackend backend) {
+// A way to compute the product: gemm() with a backend, or one of the OpenBLAS comparisons.
+struct Runner {
+  std::string name;
+  std::function<void(const GemmArgs&)> run;
+};
+
+Runner with_backend(GemmBackend b) {
+  return {backend_name(b), [b](const GemmArgs& g) { gemm(g, b); }};
+}
+
+const Runner kOpenblas{"openblas_sgemm", [](const GemmArgs& g) { gemm_openblas(g, 2); }};
+const Runner kGemvOpenblas{"openblas_sgemv", [](const GemmArgs& g) { gemv_openblas(g, 2); }};
+const Runner kGemvSplit{"openblas_gemv_split", [](const GemmArgs& g) { gemv_openblas_split(g); }};
+
+void expect_matches_reference(const Case& c, const Runner& runner) {
   const Operands op(c);
   std::vector<float> out = op.c0;
-  gemm(op.args(out.data()), backend);
+  runner.run(op.args(out.data()));
   const double diff = max_abs_diff(out, op.reference(), c.m, c.n, op.ldc);
   const double tol = f32_tolerance(c);
-  std::printf("  %-15s %-50s max|diff| %.3g (tol %.3g)\n", backend_name(backend),
+  std::printf("  %-19s %-50s max|diff| %.3g (tol %.3g)\n", runner.name.c_str(),
               describe(c).c_str(), diff, tol);
-  EXPECT_LE(diff, tol) << backend_name(backend) << " " << describe(c);
+  EXPECT_LE(diff, tol) << runner.name << " " << describe(c);
   // Padding between rows is never written.
   for (int64_t i = 0; i < c.m; ++i)
     for (int64_t j = c.n; j < op.ldc && i * op.ldc + j < static_cast<int64_t>(out.size()); ++j)
       ASSERT_TRUE(std::isnan(op.c0[i * op.ldc + j]) ? std::isnan(out[i * op.ldc + j])
                                                     : out[i * op.ldc + j] == op.c0[i * op.ldc + j])
-          << "padding of C written at row " << i << " column " << j << " by "
-          << backend_name(backend) << " " << describe(c);
+          << "padding of C written at row " << i << " column " << j << " by " << runner.name
+          << " " << describe(c);
 }
 
 std::vector<Case> general_cases() {
@@ -114,7 +131,7 @@ std::vector<Case> general_cases() {
   return cases;
 }
 
-std::vector<Case> vector_cases() {  // M == 1 or N == 1: the gemv path
+std::vector<Case> vector_cases() {  // M == 1 or N == 1
   std::vector<Case> cases;
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
@@ -129,35 +146,32 @@ std::vector<Case> vector_cases() {  // M == 1 or N == 1: the gemv path
 
 TEST(Gemm, GeneralShapesEveryBackend) {
   for (const Case& c : general_cases())
-    for (GemmBackend b : {GemmBackend::automatic, GemmBackend::onednn, GemmBackend::openblas,
-                          GemmBackend::onednn_matmul})
-      expect_matches_reference(c, b);
+    for (const Runner& r : {with_backend(GemmBackend::automatic), with_backend(GemmBackend::onednn),
+                            with_backend(GemmBackend::onednn_matmul), kOpenblas})
+      expect_matches_reference(c, r);
 }
 
 TEST(Gemm, VectorShapesEveryBackend) {
   for (const Case& c : vector_cases())
-    for (GemmBackend b : {GemmBackend::automatic, GemmBackend::gemv, GemmBackend::onednn,
-                          GemmBackend::openblas})
-      expect_matches_reference(c, b);
+    for (const Runner& r : {with_backend(GemmBackend::automatic), with_backend(GemmBackend::onednn),
+                            with_backend(GemmBackend::onednn_matmul), kOpenblas, kGemvOpenblas,
+                            kGemvSplit})
+      expect_matches_reference(c, r);
 }
 
 TEST(Gemm, DispatchRules) {
-  GemmArgs g;
-  g.m = 1, g.n = 512, g.k = 512;
-  EXPECT_EQ(gemm_dispatch(g), GemmBackend::gemv);
-  g.m = 512, g.n = 1;
-  EXPECT_EQ(gemm_dispatch(g), GemmBackend::gemv);
-  g.m = 4, g.n = 2048;
-  EXPECT_EQ(gemm_dispatch(g), GemmBackend::onednn);
-  g.m = 4096;
-  EXPECT_EQ(gemm_dispatch(g), GemmBackend::onednn);
+  EXPECT_EQ(gemm_dispatch({false, false, 1, 512, 512}), GemmBackend::onednn);
+  EXPECT_EQ(gemm_dispatch({false, true, 4096, 2048, 512}), GemmBackend::onednn);
+  EXPECT_EQ(batched_dispatch({false, true, 32, 32, 64}, 256), BatchedBackend::onednn_matmul);
+  EXPECT_EQ(batched_dispatch({false, true, 1, 128, 64}, 256), BatchedBackend::parallel_onednn);
 }
 
 TEST(Gemm, EmptyAndZeroK) {
-  for (GemmBackend b : {GemmBackend::automatic, GemmBackend::onednn, GemmBackend::openblas})
-    expect_matches_reference({false, false, 5, 6, 0, 1.0f, 0.5f, 1}, b);
-  for (GemmBackend b : {GemmBackend::automatic, GemmBackend::onednn})
-    expect_matches_reference({false, true, 4, 3, 0, 1.0f, 0.0f}, b);  // C = 0 over the NaNs
+  for (const Runner& r : {with_backend(GemmBackend::automatic), with_backend(GemmBackend::onednn),
+                          with_backend(GemmBackend::onednn_matmul), kOpenblas})
+    expect_matches_reference({false, false, 5, 6, 0, 1.0f, 0.5f, 1}, r);
+  for (const Runner& r : {with_backend(GemmBackend::automatic), kGemvSplit})
+    expect_matches_reference({false, true, 1, 3, 0, 1.0f, 0.0f}, r);  // C = 0 over the NaNs
   float c = 3.0f;
   gemm({false, false, 0, 1, 5, 1.0f, 0.0f, nullptr, 5, nullptr, 1, &c, 1});  // m = 0: no-op
   EXPECT_EQ(c, 3.0f);
@@ -174,6 +188,18 @@ TEST(Gemm, DeterministicForFixedThreads) {
     EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0)
         << describe(c);
   }
+  // Batched (one matmul primitive) and bf16 likewise.
+  const Operands op({false, true, 64 * 32, 32, 64});  // 64 items of [32, 64] x [64, 32]
+  std::vector<float> first = op.c0, second = op.c0, third = op.c0, fourth = op.c0;
+  GemmArgs g{false, true, 32, 32, 64, 1.0f, 0.0f, op.a.data(), 64, op.b.data(), 64, nullptr, 32};
+  g.c = first.data();
+  gemm_batched(g, 64, 32 * 64, 0, 32 * 32);
+  g.c = second.data();
+  gemm_batched(g, 64, 32 * 64, 0, 32 * 32);
+  EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0);
+  gemm_bf16(op.args(third.data()));
+  gemm_bf16(op.args(fourth.data()));
+  EXPECT_EQ(std::memcmp(third.data(), fourth.data(), third.size() * sizeof(float)), 0);
 }
 
 TEST(Gemm, BadArgumentsNameTheField) {
@@ -186,8 +212,8 @@ TEST(Gemm, BadArgumentsNameTheField) {
   }
   EXPECT_THROW(gemm({false, false, 2, 2, 2, 1.0f, 0.0f, a, 2, b, 2, c, 1}), Error);   // ldc < n
   EXPECT_THROW(gemm({false, false, 2, 2, 2, 1.0f, 0.0f, a, 2, b, 2, nullptr, 2}), Error);
-  EXPECT_THROW(gemm({false, false, 2, 2, 2, 1.0f, 0.0f, a, 2, b, 2, c, 2}, GemmBackend::gemv),
-               Error);  // gemv needs m == 1 or n == 1
+  EXPECT_THROW(gemv_openblas_split({false, false, 2, 2, 2, 1.0f, 0.0f, a, 2, b, 2, c, 2}),
+               Error);  // a gemv needs m == 1 or n == 1
   EXPECT_THROW(gemm({false, false, -1, 2, 2, 1.0f, 0.0f, a, 2, b, 2, c, 2}), Error);
 }
 
@@ -196,8 +222,8 @@ TEST(Gemm, ThreadCount) {
   EXPECT_GE(before, 1);
   set_num_threads(1);
   EXPECT_EQ(num_threads(), 1);
-  expect_matches_reference({false, false, 64, 65, 66}, GemmBackend::automatic);
-  expect_matches_reference({false, false, 1, 4000, 66}, GemmBackend::automatic);
+  expect_matches_reference({false, false, 64, 65, 66}, with_backend(GemmBackend::automatic));
+  expect_matches_reference({false, false, 1, 4000, 66}, with_backend(GemmBackend::automatic));
   set_num_threads(before);
   EXPECT_EQ(num_threads(), before);
   EXPECT_THROW(set_num_threads(0), Error);
@@ -205,7 +231,9 @@ TEST(Gemm, ThreadCount) {
 
 // ---- batched ----
 
-void expect_batched_matches(const Case& c, int64_t batch, bool broadcast_b, BatchedBackend backend) {
+// Runs the batch with a backend of gemm_batched, or with the OpenBLAS comparison when null.
+void expect_batched_matches(const Case& c, int64_t batch, bool broadcast_b,
+                            std::optional<BatchedBackend> backend) {
   const int64_t rows_a = c.ta ? c.k : c.m, rows_b = c.tb ? c.n : c.k;
   const int64_t lda = (c.ta ? c.m : c.k) + c.pad, ldb = (c.tb ? c.k : c.n) + c.pad,
                 ldc = c.n + c.pad;
@@ -214,20 +242,22 @@ void expect_batched_matches(const Case& c, int64_t batch, bool broadcast_b, Batc
   const std::vector<float> b = random_values(broadcast_b ? rows_b * ldb : batch * sb, 12);
   std::vector<float> out = random_values(batch * sc, 13), want = out;
   GemmArgs g{c.ta, c.tb, c.m, c.n, c.k, c.alpha, c.beta, a.data(), lda, b.data(), ldb, out.data(), ldc};
-  gemm_batched(g, batch, sa, sb, sc, backend);
+  if (backend) gemm_batched(g, batch, sa, sb, sc, *backend);
+  else gemm_batched_openblas(g, batch, sa, sb, sc);
   g.c = want.data();
   gemm_batched(g, batch, sa, sb, sc, BatchedBackend::reference);
   const double diff = max_abs_diff(out, want, 1, static_cast<int64_t>(out.size()), 0);
   const double tol = f32_tolerance(c);
-  std::printf("  %-24s batch=%-4lld%s %-44s max|diff| %.3g (tol %.3g)\n",
-              batched_backend_name(backend), (long long)batch, broadcast_b ? " B shared" : "",
-              describe(c).c_str(), diff, tol);
-  EXPECT_LE(diff, tol) << batched_backend_name(backend) << " " << describe(c);
+  const char* name = backend ? batched_backend_name(*backend) : "omp_over_batch+openblas";
+  std::printf("  %-24s batch=%-4lld%s %-44s max|diff| %.3g (tol %.3g)\n", name, (long long)batch,
+              broadcast_b ? " B shared" : "", describe(c).c_str(), diff, tol);
+  EXPECT_LE(diff, tol) << name << " " << describe(c);
 }
 
 TEST(Gemm, BatchedEveryBackend) {
-  for (BatchedBackend be : {BatchedBackend::automatic, BatchedBackend::parallel_onednn,
-                            BatchedBackend::parallel_openblas, BatchedBackend::onednn_matmul}) {
+  for (std::optional<BatchedBackend> be :
+       {std::optional{BatchedBackend::automatic}, std::optional{BatchedBackend::parallel_onednn},
+        std::optional{BatchedBackend::onednn_matmul}, std::optional<BatchedBackend>{}}) {
     expect_batched_matches({false, true, 32, 32, 64, 0.125f}, 64, false, be);  // Q K^T / sqrt(d_k)
     expect_batched_matches({false, false, 32, 64, 32}, 64, false, be);         // P V
     expect_batched_matches({true, false, 17, 33, 40, 1.5f, -0.5f, 3}, 7, false, be);

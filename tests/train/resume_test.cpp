@@ -124,7 +124,15 @@ TEST(Checkpoint, NeverHalfWrittenAfterKill9) {
         save_checkpoint(dir, step + round * 1000000, adam, {{"marker", step}}, 2);
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(150 + 97 * round));
+    // Kill it at some moment after this round's first save has completed (the machine may be slow).
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    auto round_saved = [&] {
+      auto all = list_checkpoints(dir);
+      return !all.empty() && all.back().find(round == 0 ? "step-0000" : "step-0" + std::to_string(round)) != std::string::npos;
+    };
+    while (!round_saved() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(37 + 61 * round));
     kill(child, SIGKILL);
     waitpid(child, nullptr, 0);
     auto all = list_checkpoints(dir);

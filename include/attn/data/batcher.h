@@ -49,7 +49,7 @@ std::vector<std::vector<int64_t>> plan_epoch(const std::vector<Example>& example
 
 struct BatcherState {
   int64_t epoch = 0;           // counted from 0
-  int64_t batch_in_epoch = 0;  // the batch next() returns
+  int64_t batch_in_epoch = 0;  // the batch next() returns (after an epoch's last: {epoch+1, 0})
   uint64_t fingerprint = 0;    // of the examples and options; restore() refuses another's state
 };
 
@@ -62,7 +62,7 @@ class Batcher {
   BatcherState state() const { return {epoch_, next_, fingerprint_}; }
   void restore(const BatcherState& state);  // fingerprint 0 skips the check
 
-  int64_t batches_in_epoch() const { return static_cast<int64_t>(plan_.size()); }
+  int64_t batches_in_epoch() const { return static_cast<int64_t>(plan_.size()); }  // state's epoch
   const std::vector<Example>& examples() const { return examples_; }
   const BatchOptions& options() const { return options_; }  // bucket_window resolved
 

@@ -6,8 +6,8 @@
 // encode() adds neither bos nor eos: the batcher places them (source x + eos, target
 // bos + y -> y + eos).
 //
-// SentencePiece normalises text (NFKC, and runs of spaces become one; leading and trailing
-// spaces go), so decode(encode(s)) == s for ordinary lines but not byte for byte for every line.
+// SentencePiece collapses runs of spaces and trims the ends (and, with an NFKC rule, folds
+// compatibility characters), so decode(encode(s)) == s for ordinary lines, not for every string.
 #pragma once
 
 #include <cstdint>
@@ -28,17 +28,23 @@ constexpr int32_t kEosId = 2;
 constexpr int32_t kUnkId = 3;
 
 struct TokenizerTrainOptions {
-  std::vector<std::string> inputs;  // text files, one sentence a line (all are read)
+  std::vector<std::string> inputs;  // text files, one sentence a line (UTF-8; empty lines skipped)
   std::string model_prefix;         // writes model_prefix.model and model_prefix.vocab
   int vocab_size = 8000;
   std::string model_type = "unigram";  // "unigram" or "bpe"
   double character_coverage = 1.0;     // 1.0 suits European languages (0.9995 for CJK)
   int64_t input_sentence_size = 0;     // cap on lines used, sampled with `seed`; 0 = all
-  uint64_t seed = 1;                   // for that sampling
-  int threads = 2;
-  std::vector<std::string> user_defined_symbols;  // always one piece each, e.g. "%s"
-  std::string normalization = "nmt_nfkc";  // SentencePiece rule: "nmt_nfkc", "nfkc", "identity"
-  bool verbose = false;                    // SentencePiece's own log on stderr
+  uint64_t seed = 1;  // for that sampling (attn's own: SentencePiece 0.1.97's ignores seeds)
+  int threads = 2;  // unigram models differ (slightly) with the thread count
+  // Always one piece each, e.g. "%s", matched anywhere (a space before one becomes a piece "▁"
+  // of its own, so on mt-ende they make sequences no shorter).
+  std::vector<std::string> user_defined_symbols;
+  // SentencePiece's normalisation rule: "identity" (attn's default), "nmt_nfkc" (SentencePiece's
+  // default), "nfkc", ... With identity, decoding gives back the corpus' own characters: NFKC
+  // turns "…" (in 1,141 lines of mt-ende's training text) into "...", which the references
+  // do not contain. Runs of spaces are collapsed either way.
+  std::string normalization = "identity";
+  bool verbose = false;  // SentencePiece's own log on stderr
 };
 
 class Tokenizer {

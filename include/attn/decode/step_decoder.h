@@ -29,6 +29,8 @@ StepDecoder start_step_decoder(const Transformer& m, const Tensor& memory, const
 Tensor step(StepDecoder& d, const std::vector<int32_t>& tokens);
 
 // Row i becomes old row rows[i] (beam reordering; finished sentences leaving the batch).
-void select_rows(StepDecoder& d, const std::vector<int64_t>& rows);
+// same_sources: every row keeps its source sentence (beams reordered within their sentence), so
+// the encoder side (memory keys/values, padding mask) stays as it is and only the prefixes move.
+void select_rows(StepDecoder& d, const std::vector<int64_t>& rows, bool same_sources = false);
 
 }  // namespace attn

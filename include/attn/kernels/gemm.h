@@ -4,13 +4,12 @@
 // measurement on this machine (see bench/gemm.cpp and docs/performance.md); gemm_reference is the
 // naive triple loop the tests compare it with.
 //
-// Dispatch of gemm() (GemmBackend::automatic):
-//   M == 1 or N == 1  -> gemv: the output split over attn's OpenMP threads, one single-threaded
-//                        OpenBLAS sgemv per block (memory bound; no BLAS thread pool involved);
-//   otherwise         -> oneDNN dnnl_sgemm, which runs on the same OpenMP (libgomp) threads as
-//                        attn's own loops, so the two never oversubscribe the cores.
-// OpenBLAS's own pthread pool is kept at one thread: its workers busy-wait after each call and
-// would fight the OpenMP loops that follow (measured in bench/gemm.cpp).
+// Backend (measured, docs/performance.md): oneDNN for everything. Debian's oneDNN runs on the
+// same OpenMP (libgomp) threads as attn's own loops, so the two never oversubscribe the cores;
+// it is 1.5-2x faster than Debian's OpenBLAS on the Transformer's shapes, and as fast as a
+// gemv for M == 1. OpenBLAS (pthread build) is kept out of gemm(): its worker threads
+// busy-wait for ~0.1 s after loading and after every threaded call, slowing the OpenMP work
+// that runs meanwhile ~10x. It stays available for comparison in gemm_openblas.h.
 //
 // As with any BLAS, beta == 0 means C is not read (NaNs in it do not propagate). Results are
 // deterministic for a fixed thread count.
@@ -35,9 +34,9 @@ struct GemmArgs {
 void gemm(const GemmArgs& g);
 void gemm_reference(const GemmArgs& g);  // naive loops, f64 accumulation, single thread
 
-// A batch of equally shaped products, A, B and C each advancing by its own stride per item.
-// Many small products (attention heads): parallel over the batch, one single-threaded product
-// per item.
+// A batch of equally shaped products, A, B and C each advancing by its own stride per item
+// (a zero stride for A or B shares one matrix). Many small products (attention heads): see
+// batched_dispatch() below.
 void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t stride_b,
                   int64_t stride_c);
 
@@ -49,10 +48,8 @@ int num_threads();
 
 // ---- Backends, for benchmarks and tests. gemm() picks among them; these force one. ----
 enum class GemmBackend {
-  automatic,      // the dispatch described at the top
+  automatic,      // what gemm_dispatch() picks
   onednn,         // dnnl_sgemm on OpenMP threads
-  openblas,       // cblas_sgemm on OpenBLAS's own pthreads (num_threads() of them, this call only)
-  gemv,           // OpenMP split + single-threaded cblas_sgemv; needs M == 1 or N == 1
   onednn_matmul,  // oneDNN matmul primitive, created once per shape and cached
   reference,      // gemm_reference
 };
@@ -61,13 +58,14 @@ GemmBackend gemm_dispatch(const GemmArgs& g);  // what gemm() would use for g
 void gemm(const GemmArgs& g, GemmBackend backend);
 
 // How gemm_batched runs the batch.
+// batched_dispatch: onednn_matmul, except parallel_onednn for M == 1 or N == 1 (decoding).
 enum class BatchedBackend {
-  automatic,      // parallel_onednn (measured fastest for attention-sized products)
-  parallel_onednn,    // OpenMP over the batch, single-threaded dnnl_sgemm per item
-  parallel_openblas,  // OpenMP over the batch, single-threaded cblas_sgemm per item
-  onednn_matmul,      // one batched oneDNN matmul primitive (cached by shape)
+  automatic,        // what batched_dispatch() picks
+  parallel_onednn,  // OpenMP over the batch, single-threaded dnnl_sgemm per item
+  onednn_matmul,    // one batched oneDNN matmul primitive (cached by shape)
   reference,
 };
+BatchedBackend batched_dispatch(const GemmArgs& g, int64_t batch);
 const char* batched_backend_name(BatchedBackend b);
 void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t stride_b,
                   int64_t stride_c, BatchedBackend backend);

@@ -40,6 +40,7 @@ struct Storage {
 
  private:
   bool owned_ = false;
+  size_t capacity_ = 0;  // bytes of the block (its size class)
 };
 
 class Tensor {
