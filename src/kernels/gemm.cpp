@@ -89,8 +89,8 @@ void gemm(const GemmArgs& g, GemmBackend backend) {
 
 void gemm(const GemmArgs& g) { gemm(g, GemmBackend::automatic); }
 
-// Measured (docs/performance.md): one batched matmul primitive is 1.1-1.8x faster on attention's
-// [32..128 x 64] products; for vector products (a decoding step) the OpenMP split is ~1.7x faster.
+// Measured (docs/performance.md): one batched matmul primitive is 1.04-1.8x faster on attention's
+// [32..128 x 64] products; for vector products (a decoding step) the OpenMP split is 1.4-2.2x faster.
 BatchedBackend batched_dispatch(const GemmArgs& g, int64_t batch) {
   if (g.m == 1 || g.n == 1 || batch == 1) return BatchedBackend::parallel_onednn;
   return BatchedBackend::onednn_matmul;

@@ -1,14 +1,20 @@
 #include "attn/ops/dropout.h"
 
+#include <cmath>
+
 #include "attn/error.h"
 #include "attn/kernels/elementwise.h"
 
 namespace attn {
 
 void dropout_mask(float* mask, int64_t n, float p, uint64_t seed, uint64_t first) {
-  float keep = 1.0f / (1.0f - p);
+  const float keep = 1.0f / (1.0f - p);
+  const uint64_t key = stream_key(seed);
+  // u_i < p  <=>  the top 24 bits of the i-th number < p 2^24 (random_uniform's definition)
+  const uint64_t threshold = static_cast<uint64_t>(std::ceil(static_cast<double>(p) * 16777216.0));
   parallel_for(n, 1 << 14, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) mask[i] = random_uniform(seed, first + i) < p ? 0.0f : keep;
+    for (int64_t i = b; i < e; ++i)
+      mask[i] = (random_bits_keyed(key, first + static_cast<uint64_t>(i)) >> 40) < threshold ? 0.0f : keep;
   });
 }
 

@@ -1,6 +1,7 @@
 #include "attn/ops/matmul.h"
 
 #include "attn/error.h"
+#include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
 
 namespace attn {
@@ -135,8 +136,10 @@ Var linear(const Var& x, const Var& W, const Var& b) {
     // db = sum over rows of dy
     if (b.defined() && b.requires_grad()) {
       float* gb = b.grad_buffer().data<float>();
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = 0; j < out_features; ++j) gb[j] += G[r * out_features + j];
+      parallel_for(out_features, 256, [&](int64_t j0, int64_t j1) {
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = j0; j < j1; ++j) gb[j] += G[r * out_features + j];
+      });
     }
   });
   return y;

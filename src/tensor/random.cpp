@@ -4,15 +4,6 @@
 
 namespace attn {
 
-static uint64_t splitmix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-uint64_t random_bits(uint64_t seed, uint64_t k) { return splitmix64(splitmix64(seed) ^ k * 0xd1b54a32d192ed03ULL); }
-
 float Rng::uniform() { return random_uniform(seed, take(1)); }
 
 float Rng::normal() {

@@ -6,10 +6,11 @@
 //
 // Backend (measured, docs/performance.md): oneDNN for everything. Debian's oneDNN runs on the
 // same OpenMP (libgomp) threads as attn's own loops, so the two never oversubscribe the cores;
-// it is 1.5-2x faster than Debian's OpenBLAS on the Transformer's shapes, and as fast as a
-// gemv for M == 1. OpenBLAS (pthread build) is kept out of gemm(): its worker threads
-// busy-wait for ~0.1 s after loading and after every threaded call, slowing the OpenMP work
-// that runs meanwhile ~10x. It stays available for comparison in gemm_openblas.h.
+// it is 1.5-2x faster than Debian's OpenBLAS here (OPENBLAS_CORETYPE=Haswell) on the
+// Transformer's shapes, and as fast as a gemv for M == 1. OpenBLAS (pthread build) is kept out
+// of gemm(): its worker threads busy-wait for ~0.1 s after loading and after every threaded
+// call, slowing the OpenMP work that runs meanwhile 5-9x. It stays available for comparison in
+// gemm_openblas.h.
 //
 // As with any BLAS, beta == 0 means C is not read (NaNs in it do not propagate). Results are
 // deterministic for a fixed thread count.
