@@ -11,16 +11,20 @@ int run_export_torch(int argc, char** argv);
 int run_bleu(int, char**);
 int run_translate(int argc, char** argv);
 int run_score(int argc, char** argv);
+int run_classify(int argc, char** argv);
+int run_eval(int argc, char** argv);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
       {"demo", "a short tour of the core: tensors, autodiff, attention", run_demo},
-      {"train", "train a model from a config file (translation)", run_train},
+      {"train", "train a model from a config file (translation or classification)", run_train},
       {"average", "average the last checkpoints into a model (the paper's last 5)", run_average},
       {"import-torch", "convert a torch_ref.py directory (config.json + weights.npz) to an attn model", run_import_torch},
       {"export-torch", "write an attn model as a torch_ref.py directory", run_export_torch},
       {"translate", "greedy or beam search from token ids (stdin to stdout)", run_translate},
       {"score", "log-probability of each target given its source (teacher forcing)", run_score},
+      {"classify", "label text lines with a classifier: label<TAB>probability (--top-k)", run_classify},
+      {"eval", "accuracy, macro-F1, per-class P/R/F1 and confusion matrix of a classifier on label<TAB>text", run_eval},
       {"bleu", "BLEU and chrF of a translation against references, as sacreBLEU", run_bleu},
   };
   return table;

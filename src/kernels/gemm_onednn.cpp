@@ -38,20 +38,19 @@ dnnl::engine& cpu_engine() {
 
 // Everything a primitive depends on: the call without its pointers, plus the thread count it
 // was created for (oneDNN partitions the work at creation).
-using MatmulKey = std::array<int64_t, 19>;
+using MatmulKey = std::array<int64_t, 16>;
 
 MatmulKey key_of(const MatmulCall& c) {
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-  return {c.bf16,     c.trans_a,  c.trans_b,  c.batch,  c.m,        c.n,
-          c.k,        c.lda,      c.ldb,      c.ldc,    c.stride_a, c.stride_b,
-          c.stride_c, std::bit_cast<int32_t>(c.alpha), std::bit_cast<int32_t>(c.beta),
-          threads,    0,          0,          0};
+  return {c.bf16,     c.trans_a,  c.trans_b, c.batch, c.m, c.n, c.k, c.lda, c.ldb, c.ldc,
+          c.stride_a, c.stride_b, c.stride_c, std::bit_cast<int32_t>(c.alpha),
+          std::bit_cast<int32_t>(c.beta), threads};
 }
 
 // [batch, rows, cols] over memory with leading dimension ld; `transposed` means the stored
 // matrix is [cols, rows]. A zero batch stride broadcasts one matrix over the batch.
-memory::desc matrix_desc(memory::data_type dt, int64_t batch, int64_t rows, int64_t cols, int64_t ld,
-                         int64_t stride, bool transposed) {
+memory::desc matrix_desc(memory::data_type dt, int64_t batch, int64_t rows, int64_t cols,
+                         int64_t ld, int64_t stride, bool transposed) {
   const int64_t row_stride = transposed ? 1 : ld, col_stride = transposed ? ld : 1;
   if (batch == 1) return memory::desc({rows, cols}, dt, memory::dims{row_stride, col_stride});
   const int64_t b = stride == 0 ? 1 : batch;

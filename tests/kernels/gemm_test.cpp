@@ -127,6 +127,7 @@ std::vector<Case> general_cases() {
       cases.push_back({ta, tb, 37, 29, 53, 1.5f, -0.5f, 7});
       cases.push_back({ta, tb, 130, 257, 300, -0.75f, 2.0f, 3});
       cases.push_back({ta, tb, 2, 3, 1, 1.0f, 1.0f, 1});
+      cases.push_back({ta, tb, 24, 300, 70, 1.0f, 0.5f, 2});  // NT: the matmul primitive
     }
   return cases;
 }
@@ -162,6 +163,8 @@ TEST(Gemm, VectorShapesEveryBackend) {
 TEST(Gemm, DispatchRules) {
   EXPECT_EQ(gemm_dispatch({false, false, 1, 512, 512}), GemmBackend::onednn);
   EXPECT_EQ(gemm_dispatch({false, true, 4096, 2048, 512}), GemmBackend::onednn);
+  EXPECT_EQ(gemm_dispatch({false, true, 32, 8000, 512}), GemmBackend::onednn_matmul);
+  EXPECT_EQ(gemm_dispatch({false, false, 32, 8000, 512}), GemmBackend::onednn);
   EXPECT_EQ(batched_dispatch({false, true, 32, 32, 64}, 256), BatchedBackend::onednn_matmul);
   EXPECT_EQ(batched_dispatch({false, true, 1, 128, 64}, 256), BatchedBackend::parallel_onednn);
 }
@@ -180,7 +183,7 @@ TEST(Gemm, EmptyAndZeroK) {
 // Bit for bit, run after run (the thread count is fixed within this process).
 TEST(Gemm, DeterministicForFixedThreads) {
   for (const Case& c : {Case{false, true, 200, 300, 400, 1.0f, 0.5f}, Case{false, false, 1, 3000, 512},
-                        Case{true, false, 3000, 1, 512}}) {
+                        Case{true, false, 3000, 1, 512}, Case{false, true, 24, 3000, 512}}) {
     const Operands op(c);
     std::vector<float> first = op.c0, second = op.c0;
     gemm(op.args(first.data()));

@@ -4,7 +4,8 @@
 // measurement on this machine (see bench/gemm.cpp and docs/performance.md); gemm_reference is the
 // naive triple loop the tests compare it with.
 //
-// Backend (measured, docs/performance.md): oneDNN for everything. Debian's oneDNN runs on the
+// Backend (measured, docs/performance.md): oneDNN for everything (dnnl_sgemm; its matmul
+// primitive for x W^T with 16 <= M <= 32, see gemm_dispatch). Debian's oneDNN runs on the
 // same OpenMP (libgomp) threads as attn's own loops, so the two never oversubscribe the cores;
 // it is 1.5-2x faster than Debian's OpenBLAS here (OPENBLAS_CORETYPE=Haswell) on the
 // Transformer's shapes, and as fast as a gemv for M == 1. OpenBLAS (pthread build) is kept out

@@ -1,0 +1,76 @@
+// The Transformer-encoder text classifier of seed 002 (Chinese-Text-Classification-Pytorch's
+// Transformer.py, whose defaults these are):
+//
+//   x = Embed(ids) + PE;  x = Dropout(x)                           [batch, pad_size, d]
+//   N x { x = LN(x + Dropout(MultiHead(x, x, x)));                 (post-LN, as the seed)
+//         x = LN(x + Dropout(max(0, x W_1 + b_1) W_2 + b_2)) }
+//   pooled = flatten(x) [batch, pad_size * d]  (seed)  | mean over positions | x[:, 0] ([CLS])
+//   logits = pooled W_fc^T + b_fc                                   [batch, classes]
+//
+// Departures from the encoder of the paper, all the seed's: no sqrt(d_model) scaling of the
+// embeddings, no dropout on the attention weights nor inside the FFN, no final LayerNorm, and
+// PyTorch's default initialisation (Linear U(+-1/sqrt(fan_in)), Embedding N(0, 1), the <PAD> row 0).
+// Options beyond the seed: a key-padding mask (the seed attends to padding), mean and [CLS]
+// pooling, and the head split: "standard" is the paper's (each head sees every position, d_k
+// features of it); "seed" is the seed's Q.view(batch * heads, -1, d_k) of a [batch, len, d]
+// tensor, where "head" i attends over 60-feature slices of a run of consecutive positions.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "attn/models/transformer.h"
+
+namespace attn {
+
+struct ClassifierConfig {
+  int64_t vocab = 5000;
+  int64_t classes = 10;
+  int64_t pad_size = 32;   // every text cut or padded to this many tokens
+  int64_t d_model = 300;   // seed: embed = dim_model = 300
+  int64_t heads = 5;
+  int64_t layers = 2;      // seed's code: num_encoder 2 (its text says 5)
+  int64_t d_ff = 1024;     // seed: hidden
+  float dropout = 0.5f;
+  std::string pooling = "flatten";     // "flatten" | "mean" | "cls"
+  bool mask = false;                   // key-padding mask in attention (and mean pooling over tokens only)
+  std::string head_split = "standard"; // "standard" | "seed"
+  bool freeze_embedding = false;       // pre-trained table kept fixed
+
+  int64_t pooled_size() const { return pooling == "flatten" ? pad_size * d_model : d_model; }
+  void validate() const;  // throws attn::Error naming the field
+};
+
+nlohmann::json classifier_config_to_json(const ClassifierConfig& c);
+ClassifierConfig classifier_config_from_json(const nlohmann::json& j, const std::string& source);
+
+struct Classifier {
+  ClassifierConfig config;
+  Var embed;  // [vocab, d_model] "embedding.weight"
+  Tensor pe;  // [pad_size, d_model] sinusoids
+  std::vector<EncoderLayer> layers;  // "encoder.layers.i.*", nn.TransformerEncoderLayer's names
+  Linear fc;  // [classes, pooled_size]
+
+  std::map<std::string, Var> named;  // every parameter by checkpoint key
+  std::vector<std::pair<std::string, Var>> parameters() const;  // sorted by key
+};
+
+// PyTorch's default initialisation, from `seed`.
+Classifier make_classifier(const ClassifierConfig& c, uint64_t seed);
+// Around given tensors; every key must be present with its shape, extra keys are an error.
+Classifier classifier_from_tensors(const ClassifierConfig& c, const std::map<std::string, Tensor>& tensors,
+                                   const std::string& source);
+
+// ids [batch, pad_size] (i32, <PAD> = 0) -> logits [batch, classes].
+Var classifier_logits(const Classifier& m, const Tensor& ids, const Context& ctx);
+
+// Inference: softmax probabilities [batch, classes] of ids [n, pad_size], in batches.
+Tensor classifier_probabilities(const Classifier& m, const Tensor& ids, int64_t batch = 256);
+
+// Zeroes the gradient of the <PAD> row, as nn.Embedding(padding_idx=0) (no-op if none).
+void zero_pad_gradient(const Classifier& m);
+
+}  // namespace attn

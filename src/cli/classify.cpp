@@ -1,0 +1,72 @@
+// attn classify --model M [--top-k K] [--batch N] [--threads N] < texts > labels
+// One text a line in; one line out per text: "label<TAB>probability", or with --top-k K the K
+// most probable as "label<TAB>prob<TAB>label<TAB>prob...". A line of label<TAB>text is not
+// treated specially: the whole line is the text.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "attn/cli/args.h"
+#include "attn/data/text_file.h"
+#include "attn/error.h"
+#include "attn/kernels/gemm.h"
+#include "attn/models/classifier_dir.h"
+
+namespace attn::cli {
+namespace {
+
+void write_batch(const ClassifierModel& m, const std::vector<std::string>& texts, int64_t k) {
+  Tensor p = classifier_probabilities(m.model, encode_texts(m, texts));
+  int64_t C = p.size(1);
+  const float* prob = p.data<float>();
+  std::vector<int64_t> order(static_cast<size_t>(C));
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const float* row = prob + static_cast<int64_t>(i) * C;
+    std::iota(order.begin(), order.end(), 0);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                      [&](int64_t a, int64_t b) { return row[a] > row[b]; });
+    std::string line;
+    for (int64_t j = 0; j < k; ++j) {
+      char num[32];
+      std::snprintf(num, sizeof num, "%.4f", row[order[j]]);
+      line += (j ? "\t" : "") + m.labels[order[j]] + "\t" + num;
+    }
+    std::fputs((line + "\n").c_str(), stdout);
+  }
+}
+
+}  // namespace
+
+int run_classify(int argc, char** argv) {
+  Args args("classify", "Reads text lines on stdin and prints label<TAB>probability for each.");
+  args.option("model", "classifier directory (attn train with task classification)")
+      .option("top-k", "print the K most probable labels", "1")
+      .option("batch", "texts per forward pass", "256")
+      .option("threads", "threads", "2");
+  if (!args.parse(argc, argv)) return 0;
+  check(args.has("model"), "classify: --model is required");
+  set_num_threads(args.integer("threads"));
+  ClassifierModel m = load_classifier(args.str("model"));
+  int64_t k = std::clamp<int64_t>(args.integer("top-k"), 1, static_cast<int64_t>(m.labels.size()));
+  size_t batch = static_cast<size_t>(std::max(1, args.integer("batch")));
+  std::vector<std::string> texts;
+  std::string line;
+  int64_t number = 0;
+  while (std::getline(std::cin, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    check(data::first_invalid_utf8(line) < 0, "classify: stdin line ", number, " is not valid UTF-8");
+    texts.push_back(line);
+    if (texts.size() == batch) {
+      write_batch(m, texts, k);
+      texts.clear();
+    }
+  }
+  if (!texts.empty()) write_batch(m, texts, k);
+  return 0;
+}
+
+}  // namespace attn::cli

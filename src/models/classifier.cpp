@@ -1,0 +1,243 @@
+#include "attn/models/classifier.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/error.h"
+#include "attn/nn/positional_encoding.h"
+
+namespace attn {
+namespace {
+
+enum class Init { linear, embedding, ones, zeros };
+struct ParamSpec {
+  std::string key;
+  Shape shape;
+  Init init;
+  int64_t fan_in = 0;  // for Init::linear: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+};
+
+std::vector<ParamSpec> param_specs(const ClassifierConfig& c) {
+  int64_t d = c.d_model, ff = c.d_ff;
+  std::vector<ParamSpec> s = {{"embedding.weight", {c.vocab, d}, Init::embedding}};
+  for (int64_t i = 0; i < c.layers; ++i) {
+    std::string p = "encoder.layers." + std::to_string(i) + ".";
+    s.push_back({p + "self_attn.in_proj_weight", {3 * d, d}, Init::linear, d});
+    s.push_back({p + "self_attn.in_proj_bias", {3 * d}, Init::linear, d});
+    s.push_back({p + "self_attn.out_proj.weight", {d, d}, Init::linear, d});
+    s.push_back({p + "self_attn.out_proj.bias", {d}, Init::linear, d});
+    s.push_back({p + "linear1.weight", {ff, d}, Init::linear, d});
+    s.push_back({p + "linear1.bias", {ff}, Init::linear, d});
+    s.push_back({p + "linear2.weight", {d, ff}, Init::linear, ff});
+    s.push_back({p + "linear2.bias", {d}, Init::linear, ff});
+    for (const char* n : {"norm1", "norm2"}) {
+      s.push_back({p + n + ".weight", {d}, Init::ones});
+      s.push_back({p + n + ".bias", {d}, Init::zeros});
+    }
+  }
+  s.push_back({"fc.weight", {c.classes, c.pooled_size()}, Init::linear, c.pooled_size()});
+  s.push_back({"fc.bias", {c.classes}, Init::linear, c.pooled_size()});
+  return s;
+}
+
+Classifier assemble(const ClassifierConfig& c, std::map<std::string, Var> named) {
+  Classifier m;
+  m.config = c;
+  m.named = std::move(named);
+  auto get = [&](const std::string& k) { return m.named.at(k); };
+  m.embed = get("embedding.weight");
+  if (c.freeze_embedding) m.embed.set_requires_grad(false);
+  m.pe = sinusoid_table(c.pad_size, c.d_model);
+  for (int64_t i = 0; i < c.layers; ++i) {
+    std::string p = "encoder.layers." + std::to_string(i) + ".";
+    EncoderLayer l;
+    l.self_attn.heads = c.heads;
+    l.self_attn.W_in = get(p + "self_attn.in_proj_weight");
+    l.self_attn.b_in = get(p + "self_attn.in_proj_bias");
+    l.self_attn.out = {get(p + "self_attn.out_proj.weight"), get(p + "self_attn.out_proj.bias")};
+    l.ff.linear1 = {get(p + "linear1.weight"), get(p + "linear1.bias")};
+    l.ff.linear2 = {get(p + "linear2.weight"), get(p + "linear2.bias")};
+    l.norm1 = {get(p + "norm1.weight"), get(p + "norm1.bias")};
+    l.norm2 = {get(p + "norm2.weight"), get(p + "norm2.bias")};
+    m.layers.push_back(l);
+  }
+  m.fc = {get("fc.weight"), get("fc.bias")};
+  return m;
+}
+
+// [batch, len, d_model] -> [batch, heads, len, d_k]
+Var split_heads(const Var& x, int64_t heads, bool seed_split) {
+  int64_t B = x.size(0), T = x.size(1), d = x.size(2);
+  // seed: Q.view(batch * heads, -1, d_k), the memory of each row cut in `heads` runs
+  if (seed_split) return reshape(x, {B, heads, T, d / heads});
+  return transpose(reshape(x, {B, T, heads, d / heads}), 1, 2);
+}
+
+// [batch, heads, len, d_k] -> [batch, len, d_model]
+Var merge_heads(const Var& x, bool seed_split) {
+  int64_t B = x.size(0), h = x.size(1), T = x.size(2), dk = x.size(3);
+  if (seed_split) return reshape(x, {B, T, h * dk});  // context.view(batch, -1, d)
+  return reshape(transpose(x, 1, 2), {B, T, h * dk});
+}
+
+// MultiHead(x, x, x) with no dropout on the attention weights (the seed has none).
+Var attention(const MultiHeadAttention& a, const Var& x, const AttentionMask& mask, bool seed_split) {
+  int64_t d = x.size(2);
+  // [Q K V] = x [W^Q; W^K; W^V]^T + b                         [batch, len, 3 d_model]
+  std::vector<Var> p = split(linear(x, a.W_in, a.b_in), {d, d, d}, 2);
+  // head_i = softmax(Q_i K_i^T / sqrt(d_k)) V_i                 [batch, heads, len, d_k]
+  Var heads = scaled_dot_product_attention(split_heads(p[0], a.heads, seed_split),
+                                           split_heads(p[1], a.heads, seed_split),
+                                           split_heads(p[2], a.heads, seed_split), mask);
+  // Concat(head_1, ..., head_h) W^O                            [batch, len, d_model]
+  return forward(a.out, merge_heads(heads, seed_split));
+}
+
+// [batch, len, d] -> [batch, pooled_size]
+Var pool(const ClassifierConfig& c, const Var& x, const Tensor& ids) {
+  int64_t B = x.size(0), L = x.size(1), d = x.size(2);
+  if (c.pooling == "flatten") return reshape(x, {B, L * d});  // out.view(batch, -1)
+  if (c.pooling == "cls") return reshape(slice(x, 1, 0, 1), {B, d});
+  if (!c.mask) return mean(x, 1);
+  // mean over the tokens only: sum_t x_t [id_t != PAD] / #tokens
+  Tensor w = Tensor::zeros({B, L, 1});
+  const int32_t* id = ids.data<int32_t>();
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t n = std::count_if(id + b * L, id + (b + 1) * L, [](int32_t t) { return t != 0; });
+    for (int64_t t = 0; t < L; ++t) w.data<float>()[b * L + t] = id[b * L + t] != 0 ? 1.0f / std::max<int64_t>(n, 1) : 0.0f;
+  }
+  return sum(mul(x, Var(w)), 1);
+}
+
+}  // namespace
+
+void ClassifierConfig::validate() const {
+  check(vocab > 3, "classifier: vocab must be > 3, got ", vocab);
+  check(classes >= 2, "classifier: classes must be >= 2, got ", classes);
+  check(pad_size >= 1, "classifier: pad_size must be >= 1, got ", pad_size);
+  check(d_model > 0 && heads > 0 && d_model % heads == 0, "classifier: d_model ", d_model,
+        " must be a positive multiple of heads ", heads);
+  check(layers >= 0 && d_ff > 0, "classifier: layers ", layers, " and d_ff ", d_ff, " must be positive");
+  check(dropout >= 0.0f && dropout < 1.0f, "classifier: dropout must be in [0, 1), got ", dropout);
+  check(pooling == "flatten" || pooling == "mean" || pooling == "cls",
+        "classifier: pooling must be flatten, mean or cls, got '", pooling, "'");
+  check(head_split == "standard" || head_split == "seed",
+        "classifier: head_split must be standard or seed, got '", head_split, "'");
+  check(!(mask && head_split == "seed"), "classifier: a padding mask needs head_split standard (the seed's "
+        "split mixes positions within a head)");
+}
+
+nlohmann::json classifier_config_to_json(const ClassifierConfig& c) {
+  return {{"vocab", c.vocab},       {"classes", c.classes},       {"pad_size", c.pad_size},
+          {"d_model", c.d_model},   {"heads", c.heads},           {"layers", c.layers},
+          {"d_ff", c.d_ff},         {"dropout", c.dropout},       {"pooling", c.pooling},
+          {"mask", c.mask},         {"head_split", c.head_split}, {"freeze_embedding", c.freeze_embedding}};
+}
+
+ClassifierConfig classifier_config_from_json(const nlohmann::json& j, const std::string& source) {
+  ClassifierConfig c;
+  try {
+    for (const auto& [k, v] : j.items()) {
+      if (k == "vocab") c.vocab = v.get<int64_t>();
+      else if (k == "classes") c.classes = v.get<int64_t>();
+      else if (k == "pad_size") c.pad_size = v.get<int64_t>();
+      else if (k == "d_model") c.d_model = v.get<int64_t>();
+      else if (k == "heads") c.heads = v.get<int64_t>();
+      else if (k == "layers") c.layers = v.get<int64_t>();
+      else if (k == "d_ff") c.d_ff = v.get<int64_t>();
+      else if (k == "dropout") c.dropout = v.get<float>();
+      else if (k == "pooling") c.pooling = v.get<std::string>();
+      else if (k == "mask") c.mask = v.get<bool>();
+      else if (k == "head_split") c.head_split = v.get<std::string>();
+      else if (k == "freeze_embedding") c.freeze_embedding = v.get<bool>();
+      else fail(source, ": unknown classifier key '", k, "'");
+    }
+  } catch (const nlohmann::json::exception& e) {
+    fail(source, ": ", e.what());
+  }
+  c.validate();
+  return c;
+}
+
+std::vector<std::pair<std::string, Var>> Classifier::parameters() const {
+  return {named.begin(), named.end()};
+}
+
+Classifier make_classifier(const ClassifierConfig& c, uint64_t seed) {
+  c.validate();
+  Rng rng(seed);
+  std::map<std::string, Var> named;
+  for (const ParamSpec& s : param_specs(c)) {
+    Tensor t = Tensor::empty(s.shape);
+    if (s.init == Init::ones) t.fill(1.0f);
+    else if (s.init == Init::zeros) t.fill(0.0f);
+    else if (s.init == Init::embedding) {
+      fill_normal(t, 0.0f, 1.0f, rng);
+      t.select(0, 0).fill(0.0f);  // padding_idx: the <PAD> row is 0
+    } else {
+      float bound = 1.0f / std::sqrt(static_cast<float>(s.fan_in));
+      fill_uniform(t, -bound, bound, rng);
+    }
+    named[s.key] = Var(t, true);
+  }
+  return assemble(c, std::move(named));
+}
+
+Classifier classifier_from_tensors(const ClassifierConfig& c, const std::map<std::string, Tensor>& tensors,
+                                   const std::string& source) {
+  c.validate();
+  std::map<std::string, Var> named;
+  for (const ParamSpec& s : param_specs(c)) {
+    auto it = tensors.find(s.key);
+    check(it != tensors.end(), source, ": tensor '", s.key, "' is missing");
+    check(it->second.shape() == s.shape && it->second.dtype() == DType::f32, source, ": tensor '", s.key,
+          "' is ", dtype_name(it->second.dtype()), " ", shape_str(it->second.shape()), ", expected F32 ",
+          shape_str(s.shape));
+    named[s.key] = Var(it->second.clone(), true);
+  }
+  check(named.size() == tensors.size(), source, ": holds ", tensors.size(), " tensors, the classifier has ",
+        named.size());
+  return assemble(c, std::move(named));
+}
+
+Var classifier_logits(const Classifier& m, const Tensor& ids, const Context& ctx) {
+  const ClassifierConfig& c = m.config;
+  check(ids.dim() == 2 && ids.size(1) == c.pad_size && ids.dtype() == DType::i32, "classifier: ids must be I32 [batch, ",
+        c.pad_size, "], got ", dtype_name(ids.dtype()), " ", shape_str(ids.shape()));
+  Tensor id = ids.contiguous();
+  // x = Dropout(Embed(ids) + PE)                               [batch, pad_size, d]
+  Var x = apply_dropout(add(embedding(m.embed, id), Var(m.pe)), ctx);
+  AttentionMask mask;
+  if (c.mask) mask.key_padding = padding_mask(id, 0);
+  bool seed_split = c.head_split == "seed";
+  for (const EncoderLayer& l : m.layers) {
+    // x = LN(x + Dropout(MultiHead(x, x, x)))
+    x = forward(l.norm1, add(x, apply_dropout(attention(l.self_attn, x, mask, seed_split), ctx)));
+    // x = LN(x + Dropout(max(0, x W_1 + b_1) W_2 + b_2))
+    Var h = forward(l.ff.linear2, relu(forward(l.ff.linear1, x)));
+    x = forward(l.norm2, add(x, apply_dropout(h, ctx)));
+  }
+  // logits = pool(x) W_fc^T + b                                [batch, classes]
+  return forward(m.fc, pool(c, x, id));
+}
+
+Tensor classifier_probabilities(const Classifier& m, const Tensor& ids, int64_t batch) {
+  NoGrad no_grad;
+  int64_t n = ids.size(0);
+  Tensor out = Tensor::empty({n, m.config.classes});
+  for (int64_t b = 0; b < n; b += batch) {
+    int64_t e = std::min(n, b + batch);
+    Var p = softmax(classifier_logits(m, ids.slice(0, b, e), Context{}));
+    out.slice(0, b, e).copy_from(p.value());
+  }
+  return out;
+}
+
+void zero_pad_gradient(const Classifier& m) {
+  if (m.config.freeze_embedding || !m.embed.grad().defined()) return;
+  m.embed.grad_buffer().select(0, 0).fill(0.0f);
+}
+
+}  // namespace attn
