@@ -90,3 +90,30 @@ TEST(ClassifierMetrics, HandComputedReport) {
 
 }  // namespace
 }  // namespace attn::data
+
+#include "attn/data/classification_embeddings.h"
+#include "attn/io/io.h"
+
+namespace attn::data {
+namespace {
+
+TEST(ClassifierEmbeddings, Word2vecByTokenAndNpzById) {
+  CharVocab v = build_vocab({"ab"}, VocabOptions{});  // <PAD> <UNK> <CLS> a b
+  Tensor init = Tensor::full({5, 2}, 9.0f);
+  std::string dir = std::filesystem::temp_directory_path().string();
+  std::ofstream(dir + "/attn_cls_w2v.txt") << "3 2\nb 1.5 -2\nzz 7 7\na 0.25 4\n";
+  int64_t found = 0;
+  Tensor t = load_embeddings(dir + "/attn_cls_w2v.txt", v, init, &found);
+  EXPECT_EQ(found, 2);
+  EXPECT_EQ(t.to_vector(), (std::vector<float>{9, 9, 9, 9, 9, 9, 0.25f, 4, 1.5f, -2}));
+  EXPECT_EQ(init.at({3, 0}), 9.0f) << "init must not change";
+  io::save_npz(dir + "/attn_cls_emb.npz", {{"embeddings", Tensor::full({5, 2}, 0.5f)}});
+  EXPECT_EQ(load_embeddings(dir + "/attn_cls_emb.npz", v, init).to_vector(), std::vector<float>(10, 0.5f));
+  io::save_npz(dir + "/attn_cls_emb.npz", {{"embeddings", Tensor::full({4, 2}, 0.5f)}});
+  EXPECT_THROW(load_embeddings(dir + "/attn_cls_emb.npz", v, init), Error);
+  std::filesystem::remove(dir + "/attn_cls_w2v.txt");
+  std::filesystem::remove(dir + "/attn_cls_emb.npz");
+}
+
+}  // namespace
+}  // namespace attn::data
