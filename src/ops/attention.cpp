@@ -48,17 +48,18 @@ void each_head(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, c
 Var scaled_dot_product_attention(const Var& q, const Var& k, const Var& v,
                                  const AttentionMask& mask, const AttentionOptions& options) {
   Tensor qv = q.value().contiguous(), kv = k.value().contiguous(), vv = v.value().contiguous();
-  check(qv.dim() == 4 && kv.dim() == 4 && vv.dim() == 4, "attention: q, k, v must be ",
+  if (!(qv.dim() == 4 && kv.dim() == 4 && vv.dim() == 4))
+    fail("attention: q, k, v must be ",
         "[batch, heads, len, d], got ", shape_str(qv.shape()), ", ", shape_str(kv.shape()), ", ",
         shape_str(vv.shape()));
   Dims d{qv.size(0), qv.size(1), qv.size(2), kv.size(2), qv.size(3), vv.size(3)};
-  check(kv.size(0) == d.B && vv.size(0) == d.B && kv.size(1) == d.H && vv.size(1) == d.H &&
-            kv.size(3) == d.dk && vv.size(2) == d.Tk,
-        "attention: shapes do not agree: q ", shape_str(qv.shape()), ", k ", shape_str(kv.shape()),
+  if (!(kv.size(0) == d.B && vv.size(0) == d.B && kv.size(1) == d.H && vv.size(1) == d.H &&
+            kv.size(3) == d.dk && vv.size(2) == d.Tk))
+    fail("attention: shapes do not agree: q ", shape_str(qv.shape()), ", k ", shape_str(kv.shape()),
         ", v ", shape_str(vv.shape()));
   if (mask.key_padding.defined())
-    check(mask.key_padding.dtype() == DType::i32 && mask.key_padding.shape() == Shape{d.B, d.Tk},
-          "attention: key padding mask must be I32 [", d.B, ", ", d.Tk, "], got ",
+    if (!(mask.key_padding.dtype() == DType::i32 && mask.key_padding.shape() == Shape{d.B, d.Tk}))
+      fail("attention: key padding mask must be I32 [", d.B, ", ", d.Tk, "], got ",
           shape_str(mask.key_padding.shape()));
   float scale = options.scale > 0 ? options.scale : 1.0f / std::sqrt(static_cast<float>(d.dk));
   int64_t BH = d.B * d.H;

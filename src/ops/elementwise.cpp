@@ -161,7 +161,8 @@ Var sigmoid(const Var& x) {
 Var masked_fill(const Var& x, const Tensor& mask, float value) {
   Tensor xv = x.value().contiguous();
   const Shape& shape = xv.shape();
-  check(broadcast_shapes(mask.shape(), shape) == shape, "masked_fill: mask ",
+  if (!(broadcast_shapes(mask.shape(), shape) == shape))
+    fail("masked_fill: mask ",
         shape_str(mask.shape()), " does not broadcast to ", shape_str(shape));
   Tensor m = Tensor::empty(shape);  // mask as 0/1 floats in x's shape
   {

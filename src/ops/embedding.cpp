@@ -8,7 +8,8 @@ namespace attn {
 
 Var embedding(const Var& table, const Tensor& ids) {
   check(ids.dtype() == DType::i32, "embedding: ids must be I32, got ", dtype_name(ids.dtype()));
-  check(table.dim() == 2, "embedding: table must be [vocab, d], got ", shape_str(table.shape()));
+  if (!(table.dim() == 2))
+    fail("embedding: table must be [vocab, d], got ", shape_str(table.shape()));
   Tensor tv = table.value().contiguous();
   Tensor idc = ids.contiguous();
   int64_t vocab = tv.size(0), d = tv.size(1), n = idc.numel();

@@ -10,7 +10,8 @@ namespace attn {
 Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
   Tensor xv = x.value().contiguous();
   int64_t d = xv.size(-1), rows = xv.numel() / d;
-  check(gamma.value().numel() == d && beta.value().numel() == d, "layer_norm: gamma ",
+  if (!(gamma.value().numel() == d && beta.value().numel() == d))
+    fail("layer_norm: gamma ",
         shape_str(gamma.shape()), " and beta ", shape_str(beta.shape()), " for input ",
         shape_str(xv.shape()));
   Tensor out = Tensor::empty(xv.shape());

@@ -13,7 +13,8 @@ Var cross_entropy(const Var& logits, const Tensor& targets, float eps, int32_t i
                   CrossEntropyStats* stats) {
   Tensor z = logits.value().contiguous();
   int64_t V = z.size(-1), N = z.numel() / V;
-  check(targets.dtype() == DType::i32 && targets.numel() == N, "cross_entropy: ", N,
+  if (!(targets.dtype() == DType::i32 && targets.numel() == N))
+    fail("cross_entropy: ", N,
         " rows of logits ", shape_str(z.shape()), " but targets ", shape_str(targets.shape()), " ",
         dtype_name(targets.dtype()));
   Tensor tc = targets.contiguous();

@@ -13,21 +13,23 @@ struct MatmulDims {
 };
 
 MatmulDims matmul_dims(const Shape& a, const Shape& b, bool ta, bool tb) {
-  check(a.size() >= 2 && b.size() >= 2, "matmul: operands need 2 or more dimensions, got ",
+  if (!(a.size() >= 2 && b.size() >= 2))
+    fail("matmul: operands need 2 or more dimensions, got ",
         shape_str(a), " and ", shape_str(b));
   MatmulDims d{};
   d.m = ta ? a[a.size() - 1] : a[a.size() - 2];
   d.k = ta ? a[a.size() - 2] : a[a.size() - 1];
   int64_t kb = tb ? b[b.size() - 1] : b[b.size() - 2];
   d.n = tb ? b[b.size() - 2] : b[b.size() - 1];
-  check(d.k == kb, "matmul: inner dimensions differ: ", shape_str(a), (ta ? "^T" : ""), " x ",
+  if (!(d.k == kb))
+    fail("matmul: inner dimensions differ: ", shape_str(a), (ta ? "^T" : ""), " x ",
         shape_str(b), (tb ? "^T" : ""));
   d.batch = shape_numel(a) / (d.m * d.k == 0 ? 1 : d.m * d.k);
   if (d.m * d.k == 0) d.batch = shape_numel(Shape(a.begin(), a.end() - 2));
   d.b_shared = b.size() == 2;
   if (!d.b_shared) {
-    check(Shape(a.begin(), a.end() - 2) == Shape(b.begin(), b.end() - 2),
-          "matmul: batch dimensions differ: ", shape_str(a), " and ", shape_str(b));
+    if (!(Shape(a.begin(), a.end() - 2) == Shape(b.begin(), b.end() - 2)))
+      fail("matmul: batch dimensions differ: ", shape_str(a), " and ", shape_str(b));
   }
   return d;
 }
@@ -98,7 +100,8 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
 Var linear(const Var& x, const Var& W, const Var& b) {
   Tensor xv = x.value().contiguous(), wv = W.value().contiguous();
   int64_t in = wv.size(1), out_features = wv.size(0);
-  check(xv.size(-1) == in, "linear: input ", shape_str(xv.shape()), " does not match weight ",
+  if (!(xv.size(-1) == in))
+    fail("linear: input ", shape_str(xv.shape()), " does not match weight ",
         shape_str(wv.shape()));
   int64_t rows = xv.numel() / in;
   Shape out_shape = xv.shape();
@@ -106,7 +109,8 @@ Var linear(const Var& x, const Var& W, const Var& b) {
   Tensor out = Tensor::empty(out_shape);
   float beta = 0.0f;
   if (b.defined()) {
-    check(b.value().numel() == out_features, "linear: bias ", shape_str(b.shape()),
+    if (!(b.value().numel() == out_features))
+      fail("linear: bias ", shape_str(b.shape()),
           " does not match weight ", shape_str(wv.shape()));
     Tensor bv = b.value().contiguous();
     float* po = out.data<float>();

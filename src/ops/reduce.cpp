@@ -10,7 +10,8 @@ Var reduce_dim(const Var& x, int64_t dim, bool keepdim, float s) {
   Tensor xv = x.value().contiguous();
   int64_t nd = xv.dim();
   if (dim < 0) dim += nd;
-  check(dim >= 0 && dim < nd, "sum: dim ", dim, " out of range for ", shape_str(xv.shape()));
+  if (!(dim >= 0 && dim < nd))
+    fail("sum: dim ", dim, " out of range for ", shape_str(xv.shape()));
   int64_t n = xv.size(dim), outer = 1, inner = 1;
   for (int64_t k = 0; k < dim; ++k) outer *= xv.size(k);
   for (int64_t k = dim + 1; k < nd; ++k) inner *= xv.size(k);

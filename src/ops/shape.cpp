@@ -60,9 +60,11 @@ Var concat(const std::vector<Var>& xs, int64_t dim) {
   int64_t total = 0;
   for (const Var& x : xs) {
     Shape s = x.shape();
-    check(s.size() == shape.size(), "concat: ", shape_str(s), " and ", shape_str(shape));
+    if (!(s.size() == shape.size()))
+      fail("concat: ", shape_str(s), " and ", shape_str(shape));
     s[dim] = shape[dim];
-    check(s == shape, "concat: ", shape_str(x.shape()), " and ", shape_str(xs[0].shape()),
+    if (!(s == shape))
+      fail("concat: ", shape_str(x.shape()), " and ", shape_str(xs[0].shape()),
           " differ outside dim ", dim);
     total += x.size(dim);
   }
@@ -92,7 +94,8 @@ std::vector<Var> split(const Var& x, const std::vector<int64_t>& sizes, int64_t 
   dim = normalise_dim(dim, x.dim());
   int64_t total = 0;
   for (int64_t s : sizes) total += s;
-  check(total == x.size(dim), "split: sizes add up to ", total, ", dim ", dim, " of ",
+  if (!(total == x.size(dim)))
+    fail("split: sizes add up to ", total, ", dim ", dim, " of ",
         shape_str(x.shape()), " has ", x.size(dim));
   std::vector<Var> parts;
   int64_t at = 0;

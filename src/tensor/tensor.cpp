@@ -156,7 +156,8 @@ Tensor Tensor::full(const Shape& shape, float value) {
 }
 
 Tensor Tensor::from_vector(const std::vector<float>& values, const Shape& shape) {
-  check(static_cast<int64_t>(values.size()) == shape_numel(shape), "from_vector: ", values.size(),
+  if (!(static_cast<int64_t>(values.size()) == shape_numel(shape)))
+    fail("from_vector: ", values.size(),
         " values do not fill shape ", shape_str(shape));
   Tensor t = empty(shape);
   if (!values.empty()) std::memcpy(t.data<float>(), values.data(), values.size() * sizeof(float));
@@ -164,7 +165,8 @@ Tensor Tensor::from_vector(const std::vector<float>& values, const Shape& shape)
 }
 
 Tensor Tensor::from_ids(const std::vector<int32_t>& ids, const Shape& shape) {
-  check(static_cast<int64_t>(ids.size()) == shape_numel(shape), "from_ids: ", ids.size(),
+  if (!(static_cast<int64_t>(ids.size()) == shape_numel(shape)))
+    fail("from_ids: ", ids.size(),
         " ids do not fill shape ", shape_str(shape));
   Tensor t = empty(shape, DType::i32);
   if (!ids.empty()) std::memcpy(t.data<int32_t>(), ids.data(), ids.size() * sizeof(int32_t));
@@ -186,7 +188,8 @@ Tensor Tensor::wrap(void* data, const Shape& shape, DType dtype, std::shared_ptr
 int64_t Tensor::size(int64_t d) const {
   int64_t n = dim();
   if (d < 0) d += n;
-  check(d >= 0 && d < n, "tensor: dimension ", d, " out of range for shape ", shape_str(shape_));
+  if (!(d >= 0 && d < n))
+    fail("tensor: dimension ", d, " out of range for shape ", shape_str(shape_));
   return shape_[d];
 }
 
@@ -236,18 +239,21 @@ Tensor Tensor::reshape(const Shape& shape) const {
   int64_t known = 1, infer = -1;
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == -1) {
-      check(infer < 0, "reshape: more than one -1 in ", shape_str(shape));
+      if (!(infer < 0))
+        fail("reshape: more than one -1 in ", shape_str(shape));
       infer = static_cast<int64_t>(i);
     } else {
       known *= s[i];
     }
   }
   if (infer >= 0) {
-    check(known > 0 && numel() % known == 0, "reshape: cannot reshape ", shape_str(shape_), " to ",
+    if (!(known > 0 && numel() % known == 0))
+      fail("reshape: cannot reshape ", shape_str(shape_), " to ",
           shape_str(shape));
     s[infer] = numel() / known;
   }
-  check(shape_numel(s) == numel(), "reshape: cannot reshape ", shape_str(shape_), " (", numel(),
+  if (!(shape_numel(s) == numel()))
+    fail("reshape: cannot reshape ", shape_str(shape_), " (", numel(),
         " elements) to ", shape_str(shape));
   Tensor t = is_contiguous() ? *this : contiguous();
   t.shape_ = s;
@@ -259,7 +265,8 @@ Tensor Tensor::transpose(int64_t a, int64_t b) const {
   int64_t n = dim();
   if (a < 0) a += n;
   if (b < 0) b += n;
-  check(a >= 0 && a < n && b >= 0 && b < n, "transpose: dims ", a, ", ", b, " out of range for ",
+  if (!(a >= 0 && a < n && b >= 0 && b < n))
+    fail("transpose: dims ", a, ", ", b, " out of range for ",
         shape_str(shape_));
   Tensor t = *this;
   std::swap(t.shape_[a], t.shape_[b]);
@@ -270,8 +277,10 @@ Tensor Tensor::transpose(int64_t a, int64_t b) const {
 Tensor Tensor::slice(int64_t d, int64_t start, int64_t end) const {
   int64_t n = dim();
   if (d < 0) d += n;
-  check(d >= 0 && d < n, "slice: dim ", d, " out of range for ", shape_str(shape_));
-  check(0 <= start && start <= end && end <= shape_[d], "slice: [", start, ", ", end,
+  if (!(d >= 0 && d < n))
+    fail("slice: dim ", d, " out of range for ", shape_str(shape_));
+  if (!(0 <= start && start <= end && end <= shape_[d]))
+    fail("slice: [", start, ", ", end,
         ") out of range for dim ", d, " of ", shape_str(shape_));
   Tensor t = *this;
   t.offset_ += start * strides_[d];
@@ -291,7 +300,8 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
 Tensor Tensor::unsqueeze(int64_t d) const {
   int64_t n = dim();
   if (d < 0) d += n + 1;
-  check(d >= 0 && d <= n, "unsqueeze: dim ", d, " out of range for ", shape_str(shape_));
+  if (!(d >= 0 && d <= n))
+    fail("unsqueeze: dim ", d, " out of range for ", shape_str(shape_));
   Tensor t = *this;
   int64_t stride = d < n ? shape_[d] * strides_[d] : 1;
   t.shape_.insert(t.shape_.begin() + d, 1);
@@ -352,7 +362,8 @@ Tensor Tensor::clone() const {
 }
 
 void Tensor::copy_from(const Tensor& src) {
-  check(src.shape_ == shape_ && src.dtype_ == dtype_, "copy_from: source ", shape_str(src.shape_),
+  if (!(src.shape_ == shape_ && src.dtype_ == dtype_))
+    fail("copy_from: source ", shape_str(src.shape_),
         " ", dtype_name(src.dtype_), " does not match destination ", shape_str(shape_), " ",
         dtype_name(dtype_));
   strided_copy(src, *this);
@@ -371,11 +382,13 @@ void Tensor::zero() {
 }
 
 float Tensor::at(std::initializer_list<int64_t> index) const {
-  check(static_cast<int64_t>(index.size()) == dim(), "at: ", index.size(), " indices for ",
+  if (!(static_cast<int64_t>(index.size()) == dim()))
+    fail("at: ", index.size(), " indices for ",
         shape_str(shape_));
   int64_t off = 0, k = 0;
   for (int64_t i : index) {
-    check(i >= 0 && i < shape_[k], "at: index ", i, " out of range for dim ", k, " of ",
+    if (!(i >= 0 && i < shape_[k]))
+      fail("at: index ", i, " out of range for dim ", k, " of ",
           shape_str(shape_));
     off += i * strides_[k++];
   }
