@@ -86,26 +86,11 @@ ChrfStats chrf_sentence_stats(std::string_view hyp, const std::vector<std::strin
 
 double corpus_chrf_multi(const std::vector<std::string>& hyps,
                          const std::vector<std::vector<std::string>>& ref_streams) {
-  check(!ref_streams.empty(), "corpus_chrf: no reference stream given");
-  for (size_t k = 0; k < ref_streams.size(); ++k)
-    check(ref_streams[k].size() == hyps.size(), "corpus_chrf: reference stream ", k + 1, " has ",
-          ref_streams[k].size(), " lines but there are ", hyps.size(), " hypotheses");
-  // Sentences in parallel; the statistics are integers, so the sum is the same in any order.
-  ChrfStats sum;
-  const int64_t n_lines = static_cast<int64_t>(hyps.size());
-#pragma omp parallel
-  {
-    ChrfStats part;
-    ChrfScratch scratch;
-    std::vector<std::string_view> refs(ref_streams.size());
-#pragma omp for schedule(dynamic, 256) nowait
-    for (int64_t i = 0; i < n_lines; ++i) {
-      for (size_t k = 0; k < ref_streams.size(); ++k) refs[k] = ref_streams[k][i];
-      part += sentence_stats(hyps[i], refs, scratch);
-    }
-#pragma omp critical
-    sum += part;
-  }
+  const ChrfStats sum = detail::corpus_stats<ChrfStats, ChrfScratch>(
+      "corpus_chrf", hyps, ref_streams,
+      [](std::string_view hyp, const std::vector<std::string_view>& refs, ChrfScratch& scratch) {
+        return sentence_stats(hyp, refs, scratch);
+      });
   return chrf_from_stats(sum);
 }
 

@@ -5,7 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
+
+#include "attn/error.h"
 
 namespace attn::metrics::detail {
 
@@ -112,6 +116,34 @@ inline int64_t take_matches(const std::vector<NgramKey>& hyp_keys, NgramTable& r
     if (left && *left > 0) --*left, ++matches;
   }
   return matches;
+}
+
+// The corpus statistics of a metric: `sentence(hyp, refs, scratch)` summed over every line, with
+// each line's references taken from every stream. Sentences run in parallel; the statistics are
+// integers, so the sum is the same in any order. `who` names the metric in messages.
+template <typename Stats, typename Scratch, typename Sentence>
+Stats corpus_stats(const char* who, const std::vector<std::string>& hyps,
+                   const std::vector<std::vector<std::string>>& ref_streams, Sentence sentence) {
+  check(!ref_streams.empty(), who, ": no reference stream given");
+  for (size_t k = 0; k < ref_streams.size(); ++k)
+    check(ref_streams[k].size() == hyps.size(), who, ": reference stream ", k + 1, " has ",
+          ref_streams[k].size(), " lines but there are ", hyps.size(), " hypotheses");
+  Stats sum;
+  const int64_t n_lines = static_cast<int64_t>(hyps.size());
+#pragma omp parallel
+  {
+    Stats part;
+    Scratch scratch;
+    std::vector<std::string_view> refs(ref_streams.size());
+#pragma omp for schedule(dynamic, 256) nowait
+    for (int64_t i = 0; i < n_lines; ++i) {
+      for (size_t k = 0; k < ref_streams.size(); ++k) refs[k] = ref_streams[k][i];
+      part += sentence(hyps[i], refs, scratch);
+    }
+#pragma omp critical
+    sum += part;
+  }
+  return sum;
 }
 
 }  // namespace attn::metrics::detail
