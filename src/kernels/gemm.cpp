@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include "attn/error.h"
+#include "attn/kernels/denormals.h"
 #include "gemm_backends.h"
 
 namespace attn {
@@ -161,6 +162,7 @@ void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t st
 void set_num_threads(int n) {
   check(n >= 1, "set_num_threads: need at least one thread, got ", n);
   omp_set_num_threads(n);  // oneDNN takes omp_get_max_threads() at each call
+  flush_denormals(true);   // on every worker, old and new (see kernels/denormals.h)
 }
 
 int num_threads() { return omp_get_max_threads(); }

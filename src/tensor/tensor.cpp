@@ -1,5 +1,6 @@
 #include "attn/tensor/tensor.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -56,10 +57,13 @@ Shape contiguous_strides(const Shape& shape) {
 // A cache of freed blocks by size class, so that the same shapes, step after step, reuse memory
 // instead of going back to the system (large blocks would otherwise be mmap'ed and page-faulted
 // anew every time). Classes: multiples of 4 KiB up to 1 MiB, then steps of 1/8 of a power of two
-// (at most 12.5% slack). At most kCacheLimit bytes are kept.
+// (at most 12.5% slack). The cache holds at most as many bytes as the largest amount ever in use
+// at once (at least kCacheFloor): one training or decoding step's worth, so memory stays bounded by
+// twice the working set however the shapes vary (batches bucketed by length change every step).
+// When a freed block does not fit, blocks of other classes are released to the system first.
 namespace {
 
-constexpr size_t kCacheLimit = size_t{4} << 30;
+constexpr size_t kCacheFloor = size_t{64} << 20;
 
 size_t size_class(size_t bytes) {
   if (bytes <= 4096) return bytes <= 64 ? 64 : (bytes + 63) / 64 * 64;
@@ -72,10 +76,14 @@ size_t size_class(size_t bytes) {
 struct BlockCache {
   std::mutex mutex;
   std::unordered_map<size_t, std::vector<void*>> free;
-  size_t cached = 0;
+  size_t cached = 0;     // bytes held in `free`
+  size_t live = 0;       // bytes of owned storages alive now
+  size_t peak_live = 0;  // the most ever alive at once
 
   void* take(size_t cls) {
     std::lock_guard<std::mutex> lock(mutex);
+    live += cls;
+    peak_live = std::max(peak_live, live);
     auto it = free.find(cls);
     if (it == free.end() || it->second.empty()) return nullptr;
     void* p = it->second.back();
@@ -84,19 +92,31 @@ struct BlockCache {
     return p;
   }
   void give(void* p, size_t cls) {
+    std::vector<void*> release;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      if (cached + cls <= kCacheLimit) {
+      live -= cls;
+      size_t limit = std::max(peak_live, kCacheFloor);
+      for (auto it = free.begin(); cached + cls > limit && it != free.end(); ++it) {
+        if (it->first == cls) continue;
+        while (!it->second.empty() && cached + cls > limit) {
+          release.push_back(it->second.back());
+          it->second.pop_back();
+          cached -= it->first;
+        }
+      }
+      if (cached + cls <= limit) {
         free[cls].push_back(p);
         cached += cls;
-        return;
+      } else {
+        release.push_back(p);
       }
     }
-    std::free(p);
+    for (void* q : release) std::free(q);
   }
   ~BlockCache() {
     for (auto& [cls, blocks] : free)
-      for (void* p : blocks) std::free(p);
+      for (void* q : blocks) std::free(q);
   }
 };
 
@@ -106,6 +126,12 @@ BlockCache& block_cache() {
 }
 
 }  // namespace
+
+StorageCacheStats storage_cache_stats() {
+  BlockCache& c = block_cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return {c.cached, c.live, c.peak_live};
+}
 
 std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
   auto s = std::make_shared<Storage>();

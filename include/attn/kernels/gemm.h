@@ -44,7 +44,8 @@ void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t st
 
 // Threads used by attn's own loops and by the BLAS backend (OpenMP's count, which oneDNN
 // follows). Default: OMP_NUM_THREADS if set, else all cores. Applies to the calling thread and
-// to threads it starts afterwards, as omp_set_num_threads does.
+// to threads it starts afterwards, as omp_set_num_threads does. Also flushes denormals to zero on
+// all of them (kernels/denormals.h).
 void set_num_threads(int n);
 int num_threads();
 

@@ -43,6 +43,14 @@ struct Storage {
   size_t capacity_ = 0;  // bytes of the block (its size class)
 };
 
+// Freed blocks are kept for reuse, at most as many bytes as were ever in use at once (tensor.cpp).
+struct StorageCacheStats {
+  size_t cached = 0;     // bytes held for reuse
+  size_t live = 0;       // bytes of owned storages alive now
+  size_t peak_live = 0;  // the most ever alive at once
+};
+StorageCacheStats storage_cache_stats();
+
 class Tensor {
  public:
   Tensor() = default;
