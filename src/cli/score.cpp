@@ -1,18 +1,23 @@
 // attn score: the log-probability of each target given its source (teacher forcing), as
 // torch_ref.py's score: sum_t log p(y_t | y_<t, x) over the target followed by eos.
 //   attn score --model M --ids --src source.ids --tgt target.ids [--batch 32]
+//   attn score --model M --src source.txt --tgt target.txt        (text: the model's SentencePiece model)
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "attn/cli/args.h"
 #include "attn/decode/batch.h"
 #include "attn/decode/id_lines.h"
+#include "attn/data/text_file.h"
 #include "attn/decode/score.h"
+#include "attn/decode/text.h"
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
 #include "attn/models/model_dir.h"
+#include "attn/models/seq2seq.h"
 
 namespace attn::cli {
 namespace {
@@ -32,13 +37,25 @@ std::vector<std::vector<int32_t>> read_id_file(const std::string& path, int64_t 
   return lines;
 }
 
+// The lines of a text file as token ids, `eos` appended when >= 0 (the model's source is x + eos).
+std::vector<std::vector<int32_t>> read_text_file(const std::string& path, const data::Tokenizer& tokenizer,
+                                                 int32_t eos) {
+  std::vector<std::vector<int32_t>> lines;
+  for (const std::string& text : data::read_lines(path)) {
+    lines.push_back(tokenizer.encode(text));
+    if (eos >= 0) lines.back().push_back(eos);
+  }
+  return lines;
+}
+
 }  // namespace
 
 int run_score(int argc, char** argv) {
   Args args("score",
             "Prints, a line per sentence pair, the total log-probability of the target given the\n"
             "source: sum_t log p(y_t | y_<t, x) over the target ids followed by eos, bos as the\n"
-            "first decoder input (torch_ref.py's score). Source lines are fed to the encoder as given.");
+            "first decoder input (torch_ref.py's score). With --ids, source lines are fed to the encoder\n"
+            "as given; text is tokenised with the model's SentencePiece model (eos appended to the source).");
   args.option("model", "model directory (config.json + model.safetensors)")
       .flag("ids", "the files hold token ids, one sentence a line")
       .option("src", "source file")
@@ -48,23 +65,26 @@ int run_score(int argc, char** argv) {
   if (!args.parse(argc, argv)) return 0;
   check(args.has("model"), "missing --model DIR (see attn score --help)");
   check(args.has("src") && args.has("tgt"), "missing --src FILE or --tgt FILE (see attn score --help)");
-  check(args.on("ids"), "text input needs the model's tokenizer, which attn does not support yet; "
-                        "pass --ids and files of token ids");
   if (args.has("threads")) set_num_threads(args.integer("threads"));
   int batch = args.integer("batch");
   check(batch >= 1, "--batch must be at least 1, got ", batch);
 
-  Transformer m = load_transformer(args.str("model"));
   const std::string src_path = args.str("src"), tgt_path = args.str("tgt");
-  auto sources = read_id_file(src_path, m.config.src_vocab, m.config.max_len);
-  auto targets = read_id_file(tgt_path, m.config.tgt_vocab, m.config.max_len - 1);  // bos goes first
+  std::optional<TranslationModel> text_model;
+  if (!args.on("ids")) text_model.emplace(load_translation_model(args.str("model")));
+  Seq2Seq m = text_model ? text_model->model : load_seq2seq(args.str("model"));  // either family
+  const TransformerConfig& config = m.config();
+  auto sources = text_model ? read_text_file(src_path, text_model->tokenizer, config.eos_id)
+                            : read_id_file(src_path, config.src_vocab, config.max_len);
+  auto targets = text_model ? read_text_file(tgt_path, text_model->tokenizer, -1)
+                            : read_id_file(tgt_path, config.tgt_vocab, config.max_len - 1);  // bos goes first
   check(sources.size() == targets.size(), "line counts differ: --src ", src_path, " has ",
         sources.size(), " lines, --tgt ", tgt_path, " has ", targets.size());
   for (size_t i = 0; i < sources.size(); ++i) {
     bool all_pad = true;
-    for (int32_t id : sources[i]) all_pad = all_pad && id == m.config.pad_id;
+    for (int32_t id : sources[i]) all_pad = all_pad && id == config.pad_id;
     check(!all_pad, src_path, ":", i + 1, ": empty source line, or only padding ids ",
-          m.config.pad_id, " (nothing to condition on)");
+          config.pad_id, " (nothing to condition on)");
   }
 
   std::vector<size_t> lengths;

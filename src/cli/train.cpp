@@ -29,24 +29,34 @@ std::vector<ConfigKey> translation_schema() {
       {"data.tokenizer_type", "unigram", "unigram or bpe"},
       {"data.tokenizer_sentences", 100000, "lines sampled (from both sides) to train the tokenizer (0: all)"},
       {"data.max_len", 128, "training pairs with more tokens than this on a side are skipped"},
-      {"model.d_model", 256, "d_model"},
+      {"model.type", "transformer", "transformer, or rnn: seed 003's RNN encoder-decoder (shortcut --set model=rnn)"},
+      {"model.score", json(), "attention score: scaled_dot, dot, additive (Bahdanau) or bilinear (Luong general); unset: scaled_dot, additive for rnn"},
+      {"model.rnn_cell", "lstm", "rnn: lstm or gru"},
+      {"model.bidirectional", true, "rnn: bidirectional encoder"},
+      {"model.encoder_hidden", 0, "rnn: units per encoder direction (0: d_model / directions)"},
+      {"model.input_feeding", true, "rnn: the attention context c_t is part of the decoder's input"},
+      {"model.d_model", 256, "d_model (rnn: embedding and decoder size)"},
       {"model.heads", 4, "h, attention heads (d_k = d_model / h)"},
       {"model.encoder_layers", 3, "N of the encoder"},
       {"model.decoder_layers", 3, "N of the decoder"},
       {"model.d_ff", 1024, "inner size of the position-wise FFN"},
-      {"model.dropout", 0.1, "P_drop: embeddings, attention weights, FFN inner, sub-layer outputs"},
-      {"model.norm_first", false, "pre-LN (LayerNorm before each sub-layer) instead of post-LN"},
+      {"model.dropout", 0.0, "P_drop: embeddings, attention weights, FFN inner, sub-layer outputs"},
+      {"model.norm_first", true, "pre-LN (LayerNorm before each sub-layer) instead of post-LN"},
       {"model.tie_output", true, "output projection tied to the target embedding"},
       {"model.positions", "sinusoidal", "sinusoidal or learned"},
       {"model.activation", "relu", "relu or gelu"},
       {"model.max_len", 512, "longest sequence the positions cover"},
-      {"train.max_tokens", 4096, "tokens per batch and side (padded batch size * length)"},
+      {"train.max_tokens", 2048, "tokens per batch and side (padded batch size * length)"},
       {"train.accumulate", 1, "batches per optimizer step (gradient accumulation)"},
       {"train.schedule", "noam", "noam (the paper), constant or inverse_sqrt"},
-      {"train.lr_factor", 1.0, "noam: lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)"},
+      {"train.lr_factor", 2.0, "noam: lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)"},
       {"train.lr", 5e-4, "constant and inverse_sqrt: the peak learning rate"},
-      {"train.warmup", 800, "warm-up steps"},
+      {"train.warmup", 400, "warm-up steps"},
       {"train.label_smoothing", 0.1, "epsilon_ls"},
+      {"train.teacher_forcing", 1.0, "probability of feeding the gold previous token (1: teacher forcing, 0: free-running)"},
+      {"train.teacher_forcing_min", 0.0, "where the teacher_forcing_schedule decays to"},
+      {"train.teacher_forcing_schedule", "constant", "scheduled sampling: constant, linear, inverse_sigmoid or exponential"},
+      {"train.teacher_forcing_steps", 10000.0, "linear: steps to decay; inverse_sigmoid: k; exponential: time constant"},
       {"train.clip_norm", 0.0, "clip the global gradient norm to this (0: no clipping)"},
       {"train.max_steps", 0, "stop after this many optimizer steps (0: no limit)"},
       {"train.max_minutes", 0.0, "stop after this much wall time, validation included (0: no limit)"},
@@ -55,12 +65,12 @@ std::vector<ConfigKey> translation_schema() {
       {"train.threads", 2, "threads"},
       {"train.log_every", 50, "steps between progress lines"},
       {"train.checkpoint_every", 0, "steps between checkpoints (0: by time only)"},
-      {"train.checkpoint_minutes", 10.0, "minutes between checkpoints (0: by steps only)"},
+      {"train.checkpoint_minutes", 15.0, "minutes between checkpoints (0: by steps only)"},
       {"train.keep_checkpoints", 5, "checkpoints kept (the newest)"},
       {"train.validate_every", 500, "steps between validations (0: only at the end)"},
       {"train.patience", 0, "early stopping after this many validations without a better dev BLEU (0: never)"},
       {"train.valid_beam", 1, "beam used to translate the dev set for BLEU (1: greedy)"},
-      {"train.valid_sentences", 0, "dev sentences translated for BLEU (0: all)"},
+      {"train.valid_sentences", 500, "dev sentences translated for BLEU (0: all)"},
   };
 }
 
@@ -77,6 +87,12 @@ TranslationTrainOptions translation_options(const Config& c) {
   o.tokenizer_sentences = c.integer("data.tokenizer_sentences");
   o.max_len = c.integer("data.max_len");
   TransformerConfig& m = o.model;
+  m.model = c.str("model.type");
+  m.score = c.is_set("model.score") ? c.str("model.score") : m.model == "rnn" ? "additive" : "scaled_dot";
+  m.rnn_cell = c.str("model.rnn_cell");
+  m.bidirectional = c.flag("model.bidirectional");
+  m.encoder_hidden = c.integer("model.encoder_hidden");
+  m.input_feeding = c.flag("model.input_feeding");
   m.d_model = c.integer("model.d_model");
   m.heads = c.integer("model.heads");
   m.encoder_layers = c.integer("model.encoder_layers");
@@ -97,6 +113,9 @@ TranslationTrainOptions translation_options(const Config& c) {
   o.schedule.warmup = c.integer("train.warmup");
   o.schedule.d_model = m.d_model;
   o.label_smoothing = static_cast<float>(c.real("train.label_smoothing"));
+  o.teacher_forcing = {c.str("train.teacher_forcing_schedule"), c.real("train.teacher_forcing"),
+                       c.real("train.teacher_forcing_min"), c.real("train.teacher_forcing_steps")};
+  validate(o.teacher_forcing);
   o.clip_norm = c.real("train.clip_norm");
   o.max_steps = c.integer("train.max_steps");
   o.max_minutes = c.real("train.max_minutes");
@@ -123,7 +142,8 @@ std::vector<ConfigKey> classification_schema() {
       {"model_dir", "runs/cls", "output directory: config.json, model.safetensors, vocab.txt, checkpoints, train_log.jsonl"},
       {"data.train", "data/cls-zh-poetry/train.tsv", "training texts, label<TAB>text a line"},
       {"data.dev", "data/cls-zh-poetry/dev.tsv", "dev texts (empty: no validation)"},
-      {"data.tokens", "char", "char (one token per Unicode code point) or word (whitespace)"},
+      {"data.tokens", "char", "char (one token per Unicode code point), word (whitespace) or spm (SentencePiece unigram trained on data.train, kept as model_dir/spm.model)"},
+      {"data.spm_vocab", 8000, "pieces of the SentencePiece model (data.tokens spm)"},
       {"data.max_vocab", 10000, "vocabulary size cap, <PAD> <UNK> <CLS> included"},
       {"data.min_count", 1, "tokens seen fewer times in training become <UNK>"},
       {"data.embeddings", json(), "pre-trained [vocab, d_model] table: .npz (aligned by id) or word2vec text"},
@@ -146,6 +166,7 @@ std::vector<ConfigKey> classification_schema() {
       {"train.adam_eps", 1e-8, "Adam epsilon"},
       {"train.weight_decay", 0.0, "L2 added to the gradient"},
       {"train.clip_norm", 0.0, "clip the global gradient norm (0: no clipping)"},
+      {"train.label_smoothing", 0.0, "label smoothing of the training loss (seed: 0)"},
       {"train.max_epochs", 20, "passes over the training set (seed: 20)"},
       {"train.max_steps", 0, "stop after this many batches (0: no limit)"},
       {"train.max_minutes", 0.0, "stop after this much wall time (0: no limit)"},
@@ -167,6 +188,7 @@ ClassificationTrainOptions classification_options(const Config& c) {
   o.vocab.level = c.str("data.tokens");
   o.vocab.max_size = c.integer("data.max_vocab");
   o.vocab.min_count = c.integer("data.min_count");
+  o.vocab.spm_vocab = static_cast<int>(c.integer("data.spm_vocab"));
   o.embeddings = c.is_set("data.embeddings") ? c.str("data.embeddings") : "";
   ClassifierConfig& m = o.model;
   m.pad_size = c.integer("model.pad_size");
@@ -186,6 +208,7 @@ ClassificationTrainOptions classification_options(const Config& c) {
   o.adam.eps = static_cast<float>(c.real("train.adam_eps"));
   o.adam.weight_decay = static_cast<float>(c.real("train.weight_decay"));
   o.clip_norm = c.real("train.clip_norm");
+  o.label_smoothing = static_cast<float>(c.real("train.label_smoothing"));
   o.max_epochs = c.integer("train.max_epochs");
   o.max_steps = c.integer("train.max_steps");
   o.max_minutes = c.real("train.max_minutes");
@@ -195,7 +218,10 @@ ClassificationTrainOptions classification_options(const Config& c) {
   o.checkpoint_every = c.integer("train.checkpoint_every");
   o.keep_checkpoints = static_cast<int>(c.integer("train.keep_checkpoints"));
   o.seed = static_cast<uint64_t>(c.integer("train.seed"));
-  check(o.vocab.level == "char" || o.vocab.level == "word", "data.tokens must be char or word, got '", o.vocab.level, "'");
+  check(o.vocab.level == "char" || o.vocab.level == "word" || o.vocab.level == "spm",
+        "data.tokens must be char, word or spm, got '", o.vocab.level, "'");
+  check(o.label_smoothing >= 0.0f && o.label_smoothing < 1.0f, "train.label_smoothing must be in [0, 1), got ",
+        o.label_smoothing);
   check(o.schedule.kind == "noam" || o.schedule.kind == "constant" || o.schedule.kind == "inverse_sqrt",
         "train.schedule must be noam, constant or inverse_sqrt, got '", o.schedule.kind, "'");
   m.vocab = 4, m.classes = 2;  // filled from the data; validated here for the other fields
@@ -236,6 +262,8 @@ int run_train(int argc, char** argv) {
   if (args.has("max-minutes")) sets.push_back("train.max_minutes=" + args.str("max-minutes"));
   if (args.has("model-dir")) sets.push_back("model_dir=" + args.str("model-dir"));
   if (args.has("threads")) sets.push_back("train.threads=" + args.str("threads"));
+  for (std::string& s : sets)  // --set model=rnn: the model family (model.* are its settings)
+    if (s.rfind("model=", 0) == 0) s = "model.type=" + s.substr(6);
   std::string task = requested_task(args.str("config"), sets);
   auto schema = task == "classification" ? classification_schema() : translation_schema();
   if (args.on("help-config")) {

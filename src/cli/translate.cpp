@@ -17,6 +17,7 @@
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
 #include "attn/models/model_dir.h"
+#include "attn/models/seq2seq.h"
 
 namespace attn::cli {
 namespace {
@@ -48,7 +49,7 @@ void print_results(const Line& line, const std::vector<Hypothesis>& hyps, bool n
 }
 
 // Translates a window of lines and prints them in input order. Empty lines give empty output.
-void translate_window(const Transformer& m, const std::vector<Line>& window, const SearchOptions& o,
+void translate_window(const Seq2Seq& m, const std::vector<Line>& window, const SearchOptions& o,
                       size_t batch, bool n_best_format) {
   std::vector<size_t> lengths;
   for (const Line& l : window) lengths.push_back(l.ids.size());
@@ -106,9 +107,10 @@ int run_translate(int argc, char** argv) {
     text_model.emplace(load_translation_model(args.str("model")));
     g_tokenizer = &text_model->tokenizer;
   }
-  Transformer m = ids_mode ? load_transformer(args.str("model")) : text_model->model;
-  check(o.max_len <= m.config.max_len, "--max-len ", o.max_len, " is more than the model's ",
-        m.config.max_len, " positions (max_len in ", args.str("model"), "/config.json)");
+  Seq2Seq m = ids_mode ? load_seq2seq(args.str("model")) : text_model->model;  // either family
+  const TransformerConfig& config = m.config();
+  check(o.max_len <= config.max_len, "--max-len ", o.max_len, " is more than the model's ",
+        config.max_len, " positions (max_len in ", args.str("model"), "/config.json)");
   bool n_best_format = args.has("n-best");
   size_t window_size = static_cast<size_t>(batch) * kBatchesPerWindow;
   std::vector<Line> window;
@@ -117,16 +119,16 @@ int run_translate(int argc, char** argv) {
     std::string where = "<stdin>:" + std::to_string(number);
     Line line{number, {}};
     if (ids_mode) {
-      line.ids = parse_ids(text, m.config.src_vocab, where);
+      line.ids = parse_ids(text, config.src_vocab, where);
     } else if (!text.empty()) {
       line.ids = g_tokenizer->encode(text);
-      line.ids.push_back(m.config.eos_id);  // the model's source is x + eos, as in training
+      line.ids.push_back(config.eos_id);  // the model's source is x + eos, as in training
     }
-    check(static_cast<int64_t>(line.ids.size()) <= m.config.max_len, where, ": ", line.ids.size(),
-          " tokens, more than the model's max_len ", m.config.max_len);
+    check(static_cast<int64_t>(line.ids.size()) <= config.max_len, where, ": ", line.ids.size(),
+          " tokens, more than the model's max_len ", config.max_len);
     bool all_pad = !line.ids.empty();
-    for (int32_t id : line.ids) all_pad = all_pad && id == m.config.pad_id;
-    check(!all_pad, where, ": every id is the padding id ", m.config.pad_id, ", nothing to translate");
+    for (int32_t id : line.ids) all_pad = all_pad && id == config.pad_id;
+    check(!all_pad, where, ": every id is the padding id ", config.pad_id, ", nothing to translate");
     window.push_back(std::move(line));
     if (window.size() == window_size) {
       translate_window(m, window, o, static_cast<size_t>(batch), n_best_format);

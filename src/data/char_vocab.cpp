@@ -1,6 +1,7 @@
 #include "attn/data/char_vocab.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 #include "attn/data/text_file.h"
@@ -48,9 +49,40 @@ std::vector<std::string> split_tokens(std::string_view text, const std::string& 
       if (i > start) out.emplace_back(text.substr(start, i - start));
     }
   } else {
-    fail("token level must be char or word, got '", level, "'");
+    fail("token level must be char or word here (spm needs its model: CharVocab::split), got '", level, "'");
   }
   return out;
+}
+
+std::vector<std::string> CharVocab::split(std::string_view text) const {
+  if (level != "spm") return split_tokens(text, level);
+  check(spm != nullptr, "vocabulary of level spm has no SentencePiece model");
+  return spm->encode_pieces(text);
+}
+
+std::shared_ptr<const Tokenizer> train_piece_model(const std::vector<std::string>& texts,
+                                                   const std::string& model_prefix, int vocab_size) {
+  std::string lines;
+  for (const std::string& t : texts) {
+    check(t.find('\n') == std::string::npos, "spm training: a text holds a line break");
+    lines += t + "\n";
+  }
+  std::string input = model_prefix + ".train.txt";
+  io::write_file_atomic(input, lines);
+  TokenizerTrainOptions o;
+  o.inputs = {input};
+  o.model_prefix = model_prefix;
+  o.vocab_size = vocab_size;
+  o.model_type = "unigram";
+  o.threads = 1;  // unigram models differ slightly with the thread count
+  try {
+    Tokenizer::train(o);
+  } catch (...) {
+    std::filesystem::remove(input);
+    throw;
+  }
+  std::filesystem::remove(input);
+  return std::make_shared<const Tokenizer>(Tokenizer::load(model_prefix + ".model"));
 }
 
 int32_t CharVocab::id(const std::string& token) const {
@@ -63,7 +95,7 @@ std::vector<int32_t> CharVocab::encode(std::string_view text, int64_t length, bo
   std::vector<int32_t> out;
   out.reserve(static_cast<size_t>(length));
   if (cls) out.push_back(kVocabCls);
-  for (const std::string& t : split_tokens(text, level)) {
+  for (const std::string& t : split(text)) {
     if (static_cast<int64_t>(out.size()) >= length) break;
     out.push_back(id(t));
   }
@@ -71,16 +103,21 @@ std::vector<int32_t> CharVocab::encode(std::string_view text, int64_t length, bo
   return out;
 }
 
-CharVocab build_vocab(const std::vector<std::string>& texts, const VocabOptions& o) {
+CharVocab build_vocab(const std::vector<std::string>& texts, const VocabOptions& o,
+                      std::shared_ptr<const Tokenizer> spm) {
   check(o.max_size >= 3, "vocabulary max_size must be >= 3 (the reserved ids), got ", o.max_size);
+  check(o.level == "char" || o.level == "word" || o.level == "spm", "token level must be char, word or spm, got '",
+        o.level, "'");
+  check(o.level != "spm" || spm != nullptr, "build_vocab: level spm needs a SentencePiece model");
+  CharVocab v = with_reserved(o.level);
+  v.spm = std::move(spm);
   std::unordered_map<std::string, int64_t> counts;
   for (const std::string& text : texts)
-    for (std::string& t : split_tokens(text, o.level)) counts[std::move(t)] += 1;
+    for (std::string& t : v.split(text)) counts[std::move(t)] += 1;
   std::vector<std::pair<std::string, int64_t>> sorted(counts.begin(), counts.end());
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first < b.first;
   });
-  CharVocab v = with_reserved(o.level);
   for (const auto& [token, count] : sorted) {
     if (v.size() >= o.max_size || count < o.min_count) break;
     if (v.ids.count(token)) continue;  // a text containing "<UNK>" literally
@@ -90,17 +127,31 @@ CharVocab build_vocab(const std::vector<std::string>& texts, const VocabOptions&
   return v;
 }
 
+namespace {
+std::string spm_path(const std::string& vocab_path) {
+  return (std::filesystem::path(vocab_path).parent_path() / "spm.model").string();
+}
+}  // namespace
+
 void save_vocab(const CharVocab& v, const std::string& path) {
   std::string text = "#level=" + v.level + "\n";
   for (const std::string& t : v.tokens) text += t + "\n";
+  if (v.level == "spm") {
+    check(v.spm != nullptr, "save_vocab ", path, ": level spm without its SentencePiece model");
+    std::string model = spm_path(path);
+    if (!std::filesystem::exists(model) || io::read_file(model) != v.spm->serialized())
+      io::write_file_atomic(model, v.spm->serialized());
+  }
   io::write_file_atomic(path, text);
 }
 
 CharVocab load_vocab(const std::string& path) {
   std::vector<std::string> lines = split_lines(io::read_file(path), path);
-  check(!lines.empty() && lines[0].rfind("#level=", 0) == 0, path, ": first line must be #level=char or #level=word");
+  check(!lines.empty() && lines[0].rfind("#level=", 0) == 0, path,
+        ": first line must be #level=char, #level=word or #level=spm");
   CharVocab v = with_reserved(lines[0].substr(7));
-  check(v.level == "char" || v.level == "word", path, ": unknown level '", v.level, "'");
+  check(v.level == "char" || v.level == "word" || v.level == "spm", path, ": unknown level '", v.level, "'");
+  if (v.level == "spm") v.spm = std::make_shared<const Tokenizer>(Tokenizer::load(spm_path(path)));
   check(lines.size() >= 4 && lines[1] == "<PAD>" && lines[2] == "<UNK>" && lines[3] == "<CLS>", path,
         ": lines 2-4 must be <PAD>, <UNK>, <CLS>");
   for (size_t i = 4; i < lines.size(); ++i) {

@@ -5,12 +5,15 @@
 
 namespace attn {
 
-std::vector<double> score_translations(const Transformer& m,
-                                       const std::vector<std::vector<int32_t>>& sources,
-                                       const std::vector<std::vector<int32_t>>& targets) {
+namespace {
+
+// log P(y | x) for each (source, target): `logits_of` maps (src [B, S], tgt_in [B, T]) to the
+// teacher-forced logits [B, T, V].
+template <typename Logits>
+std::vector<double> score_with(const TransformerConfig& c, const std::vector<std::vector<int32_t>>& sources,
+                               const std::vector<std::vector<int32_t>>& targets, const Logits& logits_of) {
   check(sources.size() == targets.size(), "score: ", sources.size(), " sources but ", targets.size(), " targets");
   if (sources.empty()) return {};
-  const TransformerConfig& c = m.config;
   // Decoder input bos y_1 .. y_n, gold output y_1 .. y_n eos.
   std::vector<std::vector<int32_t>> tgt_in, gold;
   for (const auto& y : targets) {
@@ -20,13 +23,10 @@ std::vector<double> score_translations(const Transformer& m,
     gold.back().push_back(c.eos_id);
   }
   NoGrad no_grad;
-  Context ctx;  // inference: no dropout
   Tensor src = pad_ids(sources, c.pad_id);  // [batch, src_len]
-  Tensor src_pad = padding_mask(src, c.pad_id);
-  Var memory = encode(m, src, ctx);
-  Tensor in = pad_ids(tgt_in, c.pad_id);  // [batch, tgt_len]
-  // The causal mask keeps a row's padding from reaching its earlier (real) positions.
-  Tensor logits = decode(m, in, memory, src_pad, ctx).value().contiguous();  // [batch, tgt_len, V]
+  Tensor in = pad_ids(tgt_in, c.pad_id);    // [batch, tgt_len]
+  // Padding never reaches a row's earlier (real) positions: the decoders are causal.
+  Tensor logits = logits_of(src, in).contiguous();  // [batch, tgt_len, V]
   int64_t B = in.size(0), T = in.size(1), V = c.tgt_vocab;
   Tensor logp = Tensor::empty({B, T, V});
   log_softmax_rows(logits.data<float>(), logp.data<float>(), B * T, V);
@@ -37,6 +37,25 @@ std::vector<double> score_translations(const Transformer& m,
       totals[static_cast<size_t>(b)] += logp.data<float>()[(b * T + static_cast<int64_t>(t)) * V + g[t]];
   }
   return totals;
+}
+
+}  // namespace
+
+std::vector<double> score_translations(const Transformer& m,
+                                       const std::vector<std::vector<int32_t>>& sources,
+                                       const std::vector<std::vector<int32_t>>& targets) {
+  return score_with(m.config, sources, targets, [&](const Tensor& src, const Tensor& in) {
+    Context ctx;  // inference: no dropout
+    Var memory = encode(m, src, ctx);
+    return decode(m, in, memory, padding_mask(src, m.config.pad_id), ctx).value();
+  });
+}
+
+std::vector<double> score_translations(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources,
+                                       const std::vector<std::vector<int32_t>>& targets) {
+  return score_with(m.config(), sources, targets, [&](const Tensor& src, const Tensor& in) {
+    return seq2seq_logits(m, src, in, Context{}).value();
+  });
 }
 
 }  // namespace attn

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "attn/decode/batch.h"
+#include "attn/decode/rnn_step_decoder.h"
 #include "attn/decode/step_decoder.h"
 #include "attn/error.h"
 
@@ -98,14 +100,14 @@ std::vector<Hypothesis> results(const SentenceSearch& s, double alpha, int n_bes
   return out;
 }
 
-int64_t max_len_of(const Transformer& m, const std::vector<int32_t>& source, const SearchOptions& o) {
+int64_t max_len_of(const TransformerConfig& c, const std::vector<int32_t>& source, const SearchOptions& o) {
   if (o.max_len > 0) {
-    check(o.max_len <= m.config.max_len, "search: max_len ", o.max_len,
-          " beyond the model's positions (max_len ", m.config.max_len, " in its config)");
+    check(o.max_len <= c.max_len, "search: max_len ", o.max_len,
+          " beyond the model's positions (max_len ", c.max_len, " in its config)");
     return o.max_len;
   }
   // The paper's input length + 50, within the positions the model has.
-  return std::min<int64_t>(static_cast<int64_t>(source.size()) + 50, m.config.max_len);
+  return std::min<int64_t>(static_cast<int64_t>(source.size()) + 50, c.max_len);
 }
 
 }  // namespace
@@ -114,40 +116,37 @@ double length_penalty(int64_t len, double alpha) {
   return std::pow((5.0 + static_cast<double>(len)) / 6.0, alpha);
 }
 
-std::vector<std::vector<Hypothesis>> search(const Transformer& m,
-                                            const std::vector<std::vector<int32_t>>& sources,
-                                            const SearchOptions& o) {
-  check(o.beam >= 1, "search: beam must be at least 1, got ", o.beam);
-  check(o.n_best >= 1 && o.n_best <= o.beam, "search: n_best must be in [1, beam = ", o.beam, "], got ", o.n_best);
-  if (sources.empty()) return {};
-  const TransformerConfig& c = m.config;
-  NoGrad no_grad;
-  Context ctx;  // inference: no dropout
-  Tensor src = pad_ids(sources, c.pad_id);  // [batch, src_len]
-  Tensor src_pad = padding_mask(src, c.pad_id);
-  Tensor memory = encode(m, src, ctx).value();  // [batch, src_len, d_model]
-  StepDecoder decoder = start_step_decoder(m, memory, src_pad, o.use_cache);
+namespace {
 
-  std::vector<SentenceSearch> sentences(sources.size());
-  for (size_t i = 0; i < sources.size(); ++i) {
+// The decoder as the loop below drives it, whatever the model: feed one token per row and get
+// log-probs [rows, V]; keep rows (see step_decoder.h and rnn_step_decoder.h).
+struct RowDecoder {
+  std::function<Tensor(const std::vector<int32_t>&)> step;
+  std::function<void(const std::vector<int64_t>&, bool)> select_rows;
+};
+
+std::vector<std::vector<Hypothesis>> run_search(RowDecoder& decoder, const std::vector<int64_t>& max_lens,
+                                                int32_t bos, int32_t eos, const SearchOptions& o) {
+  std::vector<SentenceSearch> sentences(max_lens.size());
+  for (size_t i = 0; i < max_lens.size(); ++i) {
     sentences[i].alive.push_back({{}, 0.0, static_cast<int64_t>(i)});
-    sentences[i].max_len = max_len_of(m, sources[i], o);
+    sentences[i].max_len = max_lens[i];
   }
   for (int64_t steps = 1;; ++steps) {
     // Feed the last token of every live prefix (bos first), one decoder row each.
     std::vector<int32_t> tokens;
     for (const SentenceSearch& s : sentences) {
       if (s.done) continue;
-      for (const Prefix& p : s.alive) tokens.push_back(p.tokens.empty() ? c.bos_id : p.tokens.back());
+      for (const Prefix& p : s.alive) tokens.push_back(p.tokens.empty() ? bos : p.tokens.back());
     }
-    Tensor logp = step(decoder, tokens);  // [rows, tgt_vocab]
+    Tensor logp = decoder.step(tokens);  // [rows, tgt_vocab]
     // Advance each sentence; the survivors' parents are the rows kept for the next step.
     std::vector<int64_t> rows;
     bool same_sources = true;  // each sentence keeps as many rows as it had
     for (SentenceSearch& s : sentences) {
       if (s.done) continue;
       size_t before = s.alive.size();
-      advance(s, logp, o.beam, o.length_penalty, c.eos_id, steps);
+      advance(s, logp, o.beam, o.length_penalty, eos, steps);
       same_sources = same_sources && !s.done && s.alive.size() == before;
       if (s.done) continue;
       for (Prefix& p : s.alive) {
@@ -158,11 +157,52 @@ std::vector<std::vector<Hypothesis>> search(const Transformer& m,
     if (rows.empty()) break;
     bool identity = rows.size() == tokens.size();
     for (size_t r = 0; identity && r < rows.size(); ++r) identity = rows[r] == static_cast<int64_t>(r);
-    if (!identity) select_rows(decoder, rows, same_sources);
+    if (!identity) decoder.select_rows(rows, same_sources);
   }
   std::vector<std::vector<Hypothesis>> out;
   for (const SentenceSearch& s : sentences) out.push_back(results(s, o.length_penalty, o.n_best));
   return out;
+}
+
+void check_options(const SearchOptions& o) {
+  check(o.beam >= 1, "search: beam must be at least 1, got ", o.beam);
+  check(o.n_best >= 1 && o.n_best <= o.beam, "search: n_best must be in [1, beam = ", o.beam, "], got ", o.n_best);
+}
+
+}  // namespace
+
+std::vector<std::vector<Hypothesis>> search(const Transformer& m,
+                                            const std::vector<std::vector<int32_t>>& sources,
+                                            const SearchOptions& o) {
+  check_options(o);
+  if (sources.empty()) return {};
+  const TransformerConfig& c = m.config;
+  NoGrad no_grad;
+  Context ctx;  // inference: no dropout
+  Tensor src = pad_ids(sources, c.pad_id);  // [batch, src_len]
+  Tensor src_pad = padding_mask(src, c.pad_id);
+  Tensor memory = encode(m, src, ctx).value();  // [batch, src_len, d_model]
+  StepDecoder decoder = start_step_decoder(m, memory, src_pad, o.use_cache);
+  RowDecoder rows{[&](const std::vector<int32_t>& t) { return step(decoder, t); },
+                  [&](const std::vector<int64_t>& r, bool same) { select_rows(decoder, r, same); }};
+  std::vector<int64_t> max_lens;
+  for (const auto& s : sources) max_lens.push_back(max_len_of(m.config, s, o));
+  return run_search(rows, max_lens, c.bos_id, c.eos_id, o);
+}
+
+std::vector<std::vector<Hypothesis>> search(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources,
+                                            const SearchOptions& o) {
+  if (!m.is_rnn()) return search(m.transformer, sources, o);
+  check_options(o);
+  if (sources.empty()) return {};
+  const TransformerConfig& c = m.config();
+  // The RNN keeps no per-position cache: use_cache does not apply.
+  RnnStepDecoder decoder = start_rnn_step_decoder(m.rnn, pad_ids(sources, c.pad_id));
+  RowDecoder rows{[&](const std::vector<int32_t>& t) { return step(decoder, t); },
+                  [&](const std::vector<int64_t>& r, bool same) { select_rows(decoder, r, same); }};
+  std::vector<int64_t> max_lens;
+  for (const auto& s : sources) max_lens.push_back(max_len_of(c, s, o));
+  return run_search(rows, max_lens, c.bos_id, c.eos_id, o);
 }
 
 }  // namespace attn

@@ -6,6 +6,7 @@
 
 #include "attn/error.h"
 #include "attn/models/model_dir.h"
+#include "attn/models/seq2seq.h"
 
 namespace attn {
 
@@ -14,12 +15,15 @@ TranslationModel load_translation_model(const std::string& dir) {
   check(config.contains("tokenizer") && config["tokenizer"].is_string(), dir,
         "/config.json: no \"tokenizer\" entry (a model made by import-torch has none: use --ids)");
   std::string spm = dir + "/" + config["tokenizer"].get<std::string>();
-  return TranslationModel{load_transformer(dir), data::Tokenizer::load(spm)};
+  return TranslationModel{load_seq2seq(dir), data::Tokenizer::load(spm)};
 }
 
-std::vector<std::vector<int32_t>> translate_ids(const Transformer& m,
-                                                const std::vector<std::vector<int32_t>>& sources,
-                                                const SearchOptions& options, int64_t batch) {
+namespace {
+
+template <typename Model>
+std::vector<std::vector<int32_t>> translate_ids_of(const Model& m, int32_t eos_id,
+                                                   const std::vector<std::vector<int32_t>>& sources,
+                                                   const SearchOptions& options, int64_t batch) {
   std::vector<std::vector<int32_t>> out(sources.size());
   // Longest first, so the batches hold sentences of similar length.
   std::vector<size_t> order;
@@ -32,12 +36,25 @@ std::vector<std::vector<int32_t>> translate_ids(const Transformer& m,
     std::vector<std::vector<int32_t>> chunk;
     for (size_t i = at; i < end; ++i) {
       chunk.push_back(sources[order[i]]);
-      chunk.back().push_back(m.config.eos_id);
+      chunk.back().push_back(eos_id);
     }
     auto hyps = search(m, chunk, options);
     for (size_t i = at; i < end; ++i) out[order[i]] = hyps[i - at].front().tokens;
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<int32_t>> translate_ids(const Transformer& m,
+                                                const std::vector<std::vector<int32_t>>& sources,
+                                                const SearchOptions& options, int64_t batch) {
+  return translate_ids_of(m, m.config.eos_id, sources, options, batch);
+}
+
+std::vector<std::vector<int32_t>> translate_ids(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources,
+                                                const SearchOptions& options, int64_t batch) {
+  return translate_ids_of(m, m.config().eos_id, sources, options, batch);
 }
 
 std::vector<std::string> translate_text(const TranslationModel& tm, const std::vector<std::string>& lines,

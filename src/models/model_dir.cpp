@@ -51,6 +51,8 @@ Transformer import_torch(const std::string& ref_dir) {
 
 void export_torch(const Transformer& m, const std::string& ref_dir) {
   const TransformerConfig& c = m.config;
+  check(c.score == "scaled_dot", "export-torch: torch_ref.py has scaled dot-product attention only; this ",
+        "model's score is ", c.score);
   check(c.positions == "sinusoidal" && c.activation == "relu", "export-torch: torch_ref.py has ",
         "sinusoidal positions and ReLU only; this model has ", c.positions, " positions and ",
         c.activation);

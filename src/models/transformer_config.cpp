@@ -6,6 +6,26 @@
 
 namespace attn {
 
+namespace {
+
+void validate_rnn(const TransformerConfig& c) {
+  check(c.rnn_cell == "lstm" || c.rnn_cell == "gru", "config: rnn_cell must be 'lstm' or 'gru', got '",
+        c.rnn_cell, "'");
+  check(c.encoder_layers >= 1 && c.encoder_layers == c.decoder_layers, "config: model rnn needs ",
+        "encoder_layers == decoder_layers >= 1 (decoder layer l starts from encoder layer l's state), got ",
+        c.encoder_layers, " and ", c.decoder_layers);
+  check(c.encoder_hidden >= 0, "config: encoder_hidden must be >= 0, got ", c.encoder_hidden);
+  int64_t dirs = c.bidirectional ? 2 : 1;
+  check(c.encoder_hidden > 0 || c.d_model % dirs == 0, "config: a bidirectional encoder with ",
+        "encoder_hidden 0 needs an even d_model, got ", c.d_model);
+  int64_t enc_out = dirs * (c.encoder_hidden > 0 ? c.encoder_hidden : c.d_model / dirs);
+  check(enc_out == c.d_model || c.score == "additive" || c.score == "bilinear", "config: score ", c.score,
+        " needs the encoder's output (", enc_out, ") as wide as d_model (", c.d_model,
+        "); use additive or bilinear, or change encoder_hidden");
+}
+
+}  // namespace
+
 void TransformerConfig::validate() const {
   check(src_vocab > 0 && tgt_vocab > 0, "config: vocabularies must be positive (src_vocab ",
         src_vocab, ", tgt_vocab ", tgt_vocab, ")");
@@ -24,6 +44,10 @@ void TransformerConfig::validate() const {
   check(max_len > 0, "config: max_len must be positive, got ", max_len);
   for (int32_t id : {pad_id, bos_id, eos_id})
     check(id >= 0 && id < tgt_vocab, "config: special id ", id, " out of range for tgt_vocab ", tgt_vocab);
+  check(model == "transformer" || model == "rnn", "config: model must be 'transformer' or 'rnn', got '", model, "'");
+  check(score == "scaled_dot" || score == "dot" || score == "additive" || score == "bilinear",
+        "config: score must be scaled_dot, dot, additive or bilinear, got '", score, "'");
+  if (model == "rnn") validate_rnn(*this);
 }
 
 TransformerConfig transformer_config_from_json(const nlohmann::json& j, const std::string& source) {
@@ -50,7 +74,13 @@ TransformerConfig transformer_config_from_json(const nlohmann::json& j, const st
       else if (k == "pad_id") c.pad_id = v.get<int32_t>();
       else if (k == "bos_id") c.bos_id = v.get<int32_t>();
       else if (k == "eos_id") c.eos_id = v.get<int32_t>();
-      else if (k == "model" || k == "task" || k == "tokenizer" || k == "training") continue;  // not the network's
+      else if (k == "model") c.model = v.get<std::string>();
+      else if (k == "score") c.score = v.get<std::string>();
+      else if (k == "rnn_cell") c.rnn_cell = v.get<std::string>();
+      else if (k == "bidirectional") c.bidirectional = v.get<bool>();
+      else if (k == "encoder_hidden") c.encoder_hidden = v.get<int64_t>();
+      else if (k == "input_feeding") c.input_feeding = v.get<bool>();
+      else if (k == "task" || k == "tokenizer" || k == "training") continue;  // not the network's
       else fail(source, ": unknown key '", k, "'");
     } catch (const nlohmann::json::exception& e) {
       fail(source, ": key '", k, "' has the wrong type (", v.dump(), ")");
@@ -65,7 +95,7 @@ TransformerConfig transformer_config_from_json(const nlohmann::json& j, const st
 }
 
 nlohmann::json transformer_config_to_json(const TransformerConfig& c) {
-  return {{"model", "transformer"},
+  nlohmann::json j = {{"model", c.model},
           {"src_vocab", c.src_vocab},
           {"tgt_vocab", c.tgt_vocab},
           {"d_model", c.d_model},
@@ -83,6 +113,14 @@ nlohmann::json transformer_config_to_json(const TransformerConfig& c) {
           {"pad_id", c.pad_id},
           {"bos_id", c.bos_id},
           {"eos_id", c.eos_id}};
+  if (c.score != "scaled_dot" || c.model == "rnn") j["score"] = c.score;
+  if (c.model == "rnn") {
+    j["rnn_cell"] = c.rnn_cell;
+    j["bidirectional"] = c.bidirectional;
+    j["encoder_hidden"] = c.encoder_hidden;
+    j["input_feeding"] = c.input_feeding;
+  }
+  return j;
 }
 
 }  // namespace attn

@@ -18,11 +18,19 @@ struct ParamSpec {
   Init init;
 };
 
-void add_attention(std::vector<ParamSpec>& s, const std::string& p, int64_t d) {
+void add_attention(std::vector<ParamSpec>& s, const std::string& p, int64_t d, const TransformerConfig& c) {
   s.push_back({p + ".in_proj_weight", {3 * d, d}, Init::xavier});
   s.push_back({p + ".in_proj_bias", {3 * d}, Init::zeros});
   s.push_back({p + ".out_proj.weight", {d, d}, Init::xavier});
   s.push_back({p + ".out_proj.bias", {d}, Init::zeros});
+  // A score other than scaled_dot (nn/attention_score.h), shared by the heads: [d_k, d_k] maps.
+  const int64_t dk = c.d_k();
+  if (c.score == "bilinear" || c.score == "additive") s.push_back({p + ".score.W", {dk, dk}, Init::xavier});
+  if (c.score == "additive") {
+    s.push_back({p + ".score.U.weight", {dk, dk}, Init::xavier});
+    s.push_back({p + ".score.U.bias", {dk}, Init::zeros});
+    s.push_back({p + ".score.v", {1, dk}, Init::xavier});
+  }
 }
 
 void add_norm(std::vector<ParamSpec>& s, const std::string& p, int64_t d) {
@@ -46,7 +54,7 @@ std::vector<ParamSpec> specs(const TransformerConfig& c) {
   if (c.positions == "learned") s.push_back({"pos_embed.weight", {c.max_len, d}, Init::embedding});
   for (int64_t i = 0; i < c.encoder_layers; ++i) {
     std::string p = "transformer.encoder.layers." + std::to_string(i) + ".";
-    add_attention(s, p + "self_attn", d);
+    add_attention(s, p + "self_attn", d, c);
     add_ffn(s, p, d, c.d_ff);
     add_norm(s, p + "norm1", d);
     add_norm(s, p + "norm2", d);
@@ -54,8 +62,8 @@ std::vector<ParamSpec> specs(const TransformerConfig& c) {
   add_norm(s, "transformer.encoder.norm", d);
   for (int64_t i = 0; i < c.decoder_layers; ++i) {
     std::string p = "transformer.decoder.layers." + std::to_string(i) + ".";
-    add_attention(s, p + "self_attn", d);
-    add_attention(s, p + "multihead_attn", d);
+    add_attention(s, p + "self_attn", d, c);
+    add_attention(s, p + "multihead_attn", d, c);
     add_ffn(s, p, d, c.d_ff);
     add_norm(s, p + "norm1", d);
     add_norm(s, p + "norm2", d);
@@ -75,9 +83,16 @@ std::vector<std::pair<std::string, std::string>> aliases(const TransformerConfig
   return a;
 }
 
-MultiHeadAttention attention_at(std::map<std::string, Var>& n, const std::string& p, int64_t heads) {
-  return {heads, n.at(p + ".in_proj_weight"), n.at(p + ".in_proj_bias"),
-          Linear{n.at(p + ".out_proj.weight"), n.at(p + ".out_proj.bias")}};
+MultiHeadAttention attention_at(std::map<std::string, Var>& n, const std::string& p, int64_t heads,
+                                const std::string& score) {
+  MultiHeadAttention a{heads, n.at(p + ".in_proj_weight"), n.at(p + ".in_proj_bias"),
+                       Linear{n.at(p + ".out_proj.weight"), n.at(p + ".out_proj.bias")}, {}};
+  a.score.kind = parse_score(score);
+  auto optional = [&](const std::string& k) { return n.count(p + k) ? n.at(p + k) : Var(); };
+  a.score.W = optional(".score.W");
+  a.score.U = Linear{optional(".score.U.weight"), optional(".score.U.bias")};
+  a.score.v = optional(".score.v");
+  return a;
 }
 LayerNorm norm_at(std::map<std::string, Var>& n, const std::string& p) {
   return {n.at(p + ".weight"), n.at(p + ".bias")};
@@ -98,13 +113,14 @@ void wire(Transformer& m) {
   bool gelu = c.activation == "gelu";
   for (int64_t i = 0; i < c.encoder_layers; ++i) {
     std::string p = "transformer.encoder.layers." + std::to_string(i) + ".";
-    m.encoder.push_back({attention_at(n, p + "self_attn", c.heads), ffn_at(n, p, gelu),
+    m.encoder.push_back({attention_at(n, p + "self_attn", c.heads, c.score), ffn_at(n, p, gelu),
                          norm_at(n, p + "norm1"), norm_at(n, p + "norm2")});
   }
   m.encoder_norm = norm_at(n, "transformer.encoder.norm");
   for (int64_t i = 0; i < c.decoder_layers; ++i) {
     std::string p = "transformer.decoder.layers." + std::to_string(i) + ".";
-    m.decoder.push_back({attention_at(n, p + "self_attn", c.heads), attention_at(n, p + "multihead_attn", c.heads),
+    m.decoder.push_back({attention_at(n, p + "self_attn", c.heads, c.score),
+                         attention_at(n, p + "multihead_attn", c.heads, c.score),
                          ffn_at(n, p, gelu), norm_at(n, p + "norm1"), norm_at(n, p + "norm2"),
                          norm_at(n, p + "norm3")});
   }

@@ -29,6 +29,13 @@ AttentionOptions options_for(const Context& ctx, Tensor* weights) {
   return o;
 }
 
+// head_i = Attention(Q_i, K_i, V_i): fused for scaled_dot, else the unfused score path.
+Var attention_heads(const MultiHeadAttention& m, const Var& q, const Var& k, const Var& v,
+                    const AttentionMask& mask, const AttentionOptions& o) {
+  if (m.score.kind == ScoreKind::scaled_dot) return scaled_dot_product_attention(q, k, v, mask, o);
+  return multi_head_attend(m.score, q, k, v, mask, o);
+}
+
 }  // namespace
 
 Var self_attention(const MultiHeadAttention& m, const Var& x, const AttentionMask& mask,
@@ -36,10 +43,17 @@ Var self_attention(const MultiHeadAttention& m, const Var& x, const AttentionMas
   int64_t d = x.size(2);
   // [Q K V] = x [W^Q; W^K; W^V]^T + b                         [batch, len, 3 d_model]
   Var qkv = linear(x, m.W_in, m.b_in);
+  if (m.score.kind == ScoreKind::scaled_dot) {
+    // head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), each head read in place from [Q K V] and
+    // Concat(head_1, ..., head_h) written side by side         [batch, len, d_model]
+    Var heads = packed_attention({qkv, 0, d}, {qkv, d, d}, {qkv, 2 * d, d}, m.heads, mask,
+                                 options_for(ctx, weights));
+    return forward(m.out, heads);  // Concat(...) W^O
+  }
   std::vector<Var> p = split(qkv, {d, d, d}, 2);
   // head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)              [batch, heads, len, d_k]
-  Var heads = scaled_dot_product_attention(split_heads(p[0], m.heads), split_heads(p[1], m.heads),
-                                           split_heads(p[2], m.heads), mask, options_for(ctx, weights));
+  Var heads = attention_heads(m, split_heads(p[0], m.heads), split_heads(p[1], m.heads),
+                              split_heads(p[2], m.heads), mask, options_for(ctx, weights));
   // Concat(head_1, ..., head_h) W^O                            [batch, len, d_model]
   return forward(m.out, merge_heads(heads));
 }
@@ -51,9 +65,13 @@ Var cross_attention(const MultiHeadAttention& m, const Var& x, const Var& memory
   Var q = linear(x, slice(m.W_in, 0, 0, d), slice(m.b_in, 0, 0, d));
   // [K V] = memory [W^K; W^V]^T + b                            [batch, tk, 2 d_model]
   Var kv = linear(memory, slice(m.W_in, 0, d, 3 * d), slice(m.b_in, 0, d, 3 * d));
+  if (m.score.kind == ScoreKind::scaled_dot) {
+    Var heads = packed_attention({q, 0, d}, {kv, 0, d}, {kv, d, d}, m.heads, mask, options_for(ctx, weights));
+    return forward(m.out, heads);
+  }
   std::vector<Var> p = split(kv, {d, d}, 2);
-  Var heads = scaled_dot_product_attention(split_heads(q, m.heads), split_heads(p[0], m.heads),
-                                           split_heads(p[1], m.heads), mask, options_for(ctx, weights));
+  Var heads = attention_heads(m, split_heads(q, m.heads), split_heads(p[0], m.heads),
+                              split_heads(p[1], m.heads), mask, options_for(ctx, weights));
   return forward(m.out, merge_heads(heads));
 }
 
@@ -92,7 +110,7 @@ Tensor self_attention_step(const MultiHeadAttention& m, const Tensor& x, KVCache
   Var keys(cache.k.slice(2, 0, cache.length)), values(cache.v.slice(2, 0, cache.length));
   AttentionOptions o;
   o.weights = weights;
-  Var heads = scaled_dot_product_attention(split_heads(p[0], m.heads), keys, values, {}, o);
+  Var heads = attention_heads(m, split_heads(p[0], m.heads), keys, values, {}, o);
   return forward(m.out, merge_heads(heads)).value();
 }
 
@@ -103,7 +121,7 @@ Tensor cross_attention_cached(const MultiHeadAttention& m, const Tensor& x, cons
   Var q = linear(Var(x), slice(m.W_in, 0, 0, d), slice(m.b_in, 0, 0, d));
   AttentionOptions o;
   o.weights = weights;
-  Var heads = scaled_dot_product_attention(split_heads(q, m.heads), Var(k), Var(v), mask, o);
+  Var heads = attention_heads(m, split_heads(q, m.heads), Var(k), Var(v), mask, o);
   return forward(m.out, merge_heads(heads)).value();
 }
 

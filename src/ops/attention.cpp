@@ -1,53 +1,176 @@
 #include "attn/ops/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "attn/error.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
 #include "attn/ops/dropout.h"
-#include "attn/ops/softmax.h"
 
+// One (batch, head) block at a time, each on one thread: S = Q K^T / sqrt(d_k), masks, softmax,
+// dropout and O = P V stay in the cache, and the heads are read and written in whatever layout
+// the caller has them ([B, H, T, d] tensors and views, or heads side by side in [B, T, width]),
+// so that nothing is split, merged or copied around the products.
 namespace attn {
 namespace {
+
+// Block (b, h) of a batch of per-head matrices starts at data + b * sb + h * sh; its rows are
+// ld elements apart.
+struct Heads {
+  float* data = nullptr;
+  int64_t sb = 0, sh = 0, ld = 0;
+  float* at(int64_t b, int64_t h) const { return data + b * sb + h * sh; }
+};
+
+// A [B, H, T, d] tensor (or a view of one with unit stride in the last dimension).
+Heads heads_of(const Tensor& t) {
+  return {static_cast<float*>(t.raw_data()), t.strides()[0], t.strides()[1], t.strides()[2]};
+}
+// Heads side by side: head h of row t is columns [col + h d, col + (h + 1) d) of x [B, T, width].
+Heads packed_heads(const Tensor& x, int64_t col, int64_t d) {
+  return {static_cast<float*>(x.raw_data()) + col, x.size(1) * x.size(2), d, x.size(2)};
+}
 
 struct Dims {
   int64_t B, H, Tq, Tk, dk, dv;
 };
 
-// Sets masked scores to -inf: padding keys, and for causal attention the keys after the query.
-void apply_mask(float* S, const Dims& d, const AttentionMask& mask) {
-  const int32_t* pad = mask.key_padding.defined() ? mask.key_padding.data<int32_t>() : nullptr;
+struct Dropout {
+  float p = 0.0f;
+  uint64_t seed = 0, first = 0;  // stream index of element 0 of P
+};
+
+// C = alpha op(A) op(B) + beta C for one block, on the calling thread.
+void block_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  gemm({ta, tb, m, n, k, alpha, beta, a, lda, b, ldb, c, ldc}, GemmBackend::onednn);
+}
+
+// Rows of one block: masked keys (padding; for causal attention the keys after the query) get
+// weight 0; the rest softmax(S). A row with every key masked is all zeros.
+void masked_softmax(float* S, int64_t b, const Dims& d, const int32_t* pad, bool causal) {
   const float ninf = -std::numeric_limits<float>::infinity();
-  int64_t shift = d.Tk - d.Tq;
-  parallel_for(d.B * d.H, 4, [&](int64_t p0, int64_t p1) {
+  const int32_t* padb = pad ? pad + b * d.Tk : nullptr;
+  for (int64_t i = 0; i < d.Tq; ++i) {
+    float* row = S + i * d.Tk;
+    int64_t end = causal ? std::min(d.Tk, std::max<int64_t>(0, i + d.Tk - d.Tq + 1)) : d.Tk;
+    if (padb)
+      for (int64_t j = 0; j < end; ++j)
+        if (padb[j]) row[j] = ninf;
+    float mx = ninf;
+    for (int64_t j = 0; j < end; ++j) mx = std::max(mx, row[j]);
+    if (mx == ninf) end = 0;
+    float sum = 0.0f;
+    for (int64_t j = 0; j < end; ++j) sum += (row[j] = std::exp(row[j] - mx));
+    float inv = end ? 1.0f / sum : 0.0f;
+    for (int64_t j = 0; j < end; ++j) row[j] *= inv;
+    for (int64_t j = end; j < d.Tk; ++j) row[j] = 0.0f;
+  }
+}
+
+// Forward over every block: P = softmax(mask(Q K^T scale)), Pd = P M (dropout; Pd may be P),
+// O = Pd V.
+void forward_blocks(const Dims& d, float scale, const Heads& q, const Heads& k, const Heads& v,
+                    const Heads& o, const AttentionMask& mask, const Dropout& drop, float* P, float* Pd) {
+  const int32_t* pad = mask.key_padding.defined() ? mask.key_padding.data<int32_t>() : nullptr;
+  const int64_t block = d.Tq * d.Tk;
+  parallel_for(d.B * d.H, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      int64_t b = p / d.H;
-      for (int64_t i = 0; i < d.Tq; ++i) {
-        float* row = S + (p * d.Tq + i) * d.Tk;
-        if (pad)
-          for (int64_t j = 0; j < d.Tk; ++j)
-            if (pad[b * d.Tk + j]) row[j] = ninf;
-        if (mask.causal)
-          for (int64_t j = std::max<int64_t>(0, i + shift + 1); j < d.Tk; ++j) row[j] = ninf;
+      int64_t b = p / d.H, h = p % d.H;
+      float* S = P + p * block;
+      // S = Q K^T / sqrt(d_k)                                  [Tq, Tk]
+      block_gemm(false, true, d.Tq, d.Tk, d.dk, scale, q.at(b, h), q.ld, k.at(b, h), k.ld, 0.0f, S, d.Tk);
+      masked_softmax(S, b, d, pad, mask.causal);
+      float* Sd = Pd + p * block;
+      if (drop.p > 0.0f) {
+        // Pd = P M, M from the stream at the element's index in [B, H, Tq, Tk]
+        dropout_mask(Sd, block, drop.p, drop.seed, drop.first + static_cast<uint64_t>(p * block));
+        for (int64_t i = 0; i < block; ++i) Sd[i] *= S[i];
       }
+      // O = Pd V                                               [Tq, dv]
+      block_gemm(false, false, d.Tq, d.dv, d.Tk, 1.0f, Sd, d.Tk, v.at(b, h), v.ld, 0.0f, o.at(b, h), o.ld);
     }
   });
 }
 
-// C = alpha op(A) op(B) + beta C for each of the B*H pairs.
-void each_head(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* A,
-               int64_t sa, const float* Bm, int64_t sb, float beta, float* C, int64_t batch) {
-  GemmArgs g{ta, tb, m, n, k, alpha, beta, A, ta ? m : k, Bm, tb ? k : n, C, n};
-  gemm_batched(g, batch, sa, sb, m * n);
+// Backward over every block, accumulating into dq, dk, dv (those with data == nullptr skipped):
+//   dV = Pd^T dO;  dPd = dO V^T;  dS = P (dP - rowsum(dP P)) with dP = dPd M, which is
+//   dS = dPd Pd - P rowsum(dPd Pd);  dQ = dS K scale;  dK = dS^T Q scale.
+void backward_blocks(const Dims& d, float scale, const Heads& q, const Heads& k, const Heads& v,
+                     const Heads& go, const float* P, const float* Pd, const Heads& dq, const Heads& dk,
+                     const Heads& dv) {
+  const int64_t block = d.Tq * d.Tk;
+  parallel_for(d.B * d.H, 1, [&](int64_t p0, int64_t p1) {
+    std::vector<float> dS(static_cast<size_t>(block));
+    for (int64_t p = p0; p < p1; ++p) {
+      int64_t b = p / d.H, h = p % d.H;
+      const float* Pb = P + p * block;
+      const float* Pdb = Pd + p * block;
+      if (dv.data)
+        block_gemm(true, false, d.Tk, d.dv, d.Tq, 1.0f, Pdb, d.Tk, go.at(b, h), go.ld, 1.0f, dv.at(b, h), dv.ld);
+      if (!dq.data && !dk.data) continue;
+      block_gemm(false, true, d.Tq, d.Tk, d.dv, 1.0f, go.at(b, h), go.ld, v.at(b, h), v.ld, 0.0f, dS.data(), d.Tk);
+      for (int64_t i = 0; i < d.Tq; ++i) {
+        float* row = dS.data() + i * d.Tk;
+        const float* pr = Pb + i * d.Tk;
+        const float* pdr = Pdb + i * d.Tk;
+        float dot = 0.0f;
+        for (int64_t j = 0; j < d.Tk; ++j) dot += (row[j] *= pdr[j]);
+        for (int64_t j = 0; j < d.Tk; ++j) row[j] -= pr[j] * dot;
+      }
+      if (dq.data)
+        block_gemm(false, false, d.Tq, d.dk, d.Tk, scale, dS.data(), d.Tk, k.at(b, h), k.ld, 1.0f, dq.at(b, h), dq.ld);
+      if (dk.data)
+        block_gemm(true, false, d.Tk, d.dk, d.Tq, scale, dS.data(), d.Tk, q.at(b, h), q.ld, 1.0f, dk.at(b, h), dk.ld);
+    }
+  });
+}
+
+// P and, with dropout, Pd = P M: [B, H, Tq, Tk] each (Pd is P without dropout).
+struct Weights {
+  Tensor P, Pd;
+};
+
+Weights run_forward(const Dims& d, float scale, const Heads& q, const Heads& k, const Heads& v,
+                    const Heads& o, const AttentionMask& mask, const AttentionOptions& options) {
+  Weights w;
+  w.P = Tensor::empty({d.B, d.H, d.Tq, d.Tk});
+  w.Pd = w.P;
+  Dropout drop;
+  if (options.dropout > 0.0f) {
+    check(options.rng != nullptr, "attention: dropout needs a random stream");
+    w.Pd = Tensor::empty(w.P.shape());
+    drop = {options.dropout, options.rng->seed, options.rng->take(static_cast<uint64_t>(w.P.numel()))};
+  }
+  forward_blocks(d, scale, q, k, v, o, mask, drop, w.P.data<float>(), w.Pd.data<float>());
+  if (options.weights) *options.weights = w.P;
+  return w;
+}
+
+void check_mask(const AttentionMask& mask, const Dims& d) {
+  if (mask.key_padding.defined())
+    if (!(mask.key_padding.dtype() == DType::i32 && mask.key_padding.shape() == Shape{d.B, d.Tk} &&
+          mask.key_padding.is_contiguous()))
+      fail("attention: key padding mask must be dense I32 [", d.B, ", ", d.Tk, "], got ",
+           shape_str(mask.key_padding.shape()));
+}
+
+// The tensor itself when its last dimension has unit stride (a view from split_heads or a
+// cache slice), else a dense copy.
+Tensor unit_last(const Tensor& t) { return t.strides().back() == 1 ? t : t.contiguous(); }
+
+float scale_for(const AttentionOptions& o, int64_t dk) {
+  return o.scale > 0 ? o.scale : 1.0f / std::sqrt(static_cast<float>(dk));
 }
 
 }  // namespace
 
 Var scaled_dot_product_attention(const Var& q, const Var& k, const Var& v,
                                  const AttentionMask& mask, const AttentionOptions& options) {
-  Tensor qv = q.value().contiguous(), kv = k.value().contiguous(), vv = v.value().contiguous();
+  Tensor qv = unit_last(q.value()), kv = unit_last(k.value()), vv = unit_last(v.value());
   if (!(qv.dim() == 4 && kv.dim() == 4 && vv.dim() == 4))
     fail("attention: q, k, v must be ",
         "[batch, heads, len, d], got ", shape_str(qv.shape()), ", ", shape_str(kv.shape()), ", ",
@@ -57,81 +180,59 @@ Var scaled_dot_product_attention(const Var& q, const Var& k, const Var& v,
             kv.size(3) == d.dk && vv.size(2) == d.Tk))
     fail("attention: shapes do not agree: q ", shape_str(qv.shape()), ", k ", shape_str(kv.shape()),
         ", v ", shape_str(vv.shape()));
-  if (mask.key_padding.defined())
-    if (!(mask.key_padding.dtype() == DType::i32 && mask.key_padding.shape() == Shape{d.B, d.Tk}))
-      fail("attention: key padding mask must be I32 [", d.B, ", ", d.Tk, "], got ",
-          shape_str(mask.key_padding.shape()));
-  float scale = options.scale > 0 ? options.scale : 1.0f / std::sqrt(static_cast<float>(d.dk));
-  int64_t BH = d.B * d.H;
-
-  // S = Q K^T / sqrt(d_k)                                     [B, H, Tq, Tk]
-  Tensor P = Tensor::empty({d.B, d.H, d.Tq, d.Tk});
-  each_head(false, true, d.Tq, d.Tk, d.dk, scale, qv.data<float>(), d.Tq * d.dk, kv.data<float>(),
-            d.Tk * d.dk, 0.0f, P.data<float>(), BH);
-  apply_mask(P.data<float>(), d, mask);
-  // P = softmax(S) over the keys
-  softmax_rows(P.data<float>(), P.data<float>(), BH * d.Tq, d.Tk);
-  if (options.weights) *options.weights = P;
-
-  // Dropout on the weights: Pd = P * M
-  Tensor dropmask, Pd = P;
-  if (options.dropout > 0.0f) {
-    check(options.rng != nullptr, "attention: dropout needs a random stream");
-    int64_t n = P.numel();
-    dropmask = Tensor::empty(P.shape());
-    dropout_mask(dropmask.data<float>(), n, options.dropout, options.rng->seed,
-                 options.rng->take(static_cast<uint64_t>(n)));
-    Pd = Tensor::empty(P.shape());
-    const float* pp = P.data<float>();
-    const float* pm = dropmask.data<float>();
-    float* pd = Pd.data<float>();
-    parallel_for(n, 1 << 14, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) pd[i] = pp[i] * pm[i];
-    });
-  }
-
-  // O = Pd V                                                  [B, H, Tq, dv]
+  check_mask(mask, d);
+  float scale = scale_for(options, d.dk);
+  // O = softmax(Q K^T / sqrt(d_k)) V                          [B, H, Tq, dv]
   Tensor out = Tensor::empty({d.B, d.H, d.Tq, d.dv});
-  each_head(false, false, d.Tq, d.dv, d.Tk, 1.0f, Pd.data<float>(), d.Tq * d.Tk, vv.data<float>(),
-            d.Tk * d.dv, 0.0f, out.data<float>(), BH);
+  Weights w = run_forward(d, scale, heads_of(qv), heads_of(kv), heads_of(vv), heads_of(out), mask, options);
 
   bool grad = needs_grad({&q, &k, &v});
   Var y = make_output(out, grad);
   if (!grad) return y;
-  record_backward([q, k, v, qv, kv, vv, y, P, Pd, dropmask, d, scale, BH]() mutable {
+  record_backward([q, k, v, qv, kv, vv, y, w, d, scale]() mutable {
+    if (!y.grad().defined()) return;
+    Tensor gO = unit_last(y.grad());
+    auto grad_heads = [](const Var& x) { return x.requires_grad() ? heads_of(x.grad_buffer()) : Heads{}; };
+    backward_blocks(d, scale, heads_of(qv), heads_of(kv), heads_of(vv), heads_of(gO), w.P.data<float>(),
+                    w.Pd.data<float>(), grad_heads(q), grad_heads(k), grad_heads(v));
+  });
+  return y;
+}
+
+Var packed_attention(const PackedHeads& q, const PackedHeads& k, const PackedHeads& v, int64_t heads,
+                     const AttentionMask& mask, const AttentionOptions& options) {
+  Tensor qx = q.x.value().contiguous(), kx = k.x.value().contiguous(), vx = v.x.value().contiguous();
+  if (!(qx.dim() == 3 && kx.dim() == 3 && vx.dim() == 3))
+    fail("attention: packed q, k, v must be [batch, len, width], got ", shape_str(qx.shape()), ", ",
+         shape_str(kx.shape()), ", ", shape_str(vx.shape()));
+  check(heads >= 1 && q.width % heads == 0 && k.width == q.width && v.width % heads == 0,
+        "attention: widths q ", q.width, ", k ", k.width, ", v ", v.width, " for ", heads, " heads");
+  Dims d{qx.size(0), heads, qx.size(1), kx.size(1), q.width / heads, v.width / heads};
+  if (!(kx.size(0) == d.B && vx.size(0) == d.B && vx.size(1) == d.Tk && q.col >= 0 && k.col >= 0 &&
+        v.col >= 0 && q.col + q.width <= qx.size(2) && k.col + k.width <= kx.size(2) &&
+        v.col + v.width <= vx.size(2)))
+    fail("attention: packed shapes do not agree: q ", shape_str(qx.shape()), " columns ", q.col, "+", q.width,
+         ", k ", shape_str(kx.shape()), " columns ", k.col, "+", k.width, ", v ", shape_str(vx.shape()),
+         " columns ", v.col, "+", v.width);
+  check_mask(mask, d);
+  float scale = scale_for(options, d.dk);
+  // Concat(head_1, ..., head_h)                               [B, Tq, heads dv]
+  Tensor out = Tensor::empty({d.B, d.Tq, heads * d.dv});
+  Weights w = run_forward(d, scale, packed_heads(qx, q.col, d.dk), packed_heads(kx, k.col, d.dk),
+                          packed_heads(vx, v.col, d.dv), packed_heads(out, 0, d.dv), mask, options);
+
+  bool grad = needs_grad({&q.x, &k.x, &v.x});
+  Var y = make_output(out, grad);
+  if (!grad) return y;
+  record_backward([q, k, v, qx, kx, vx, y, w, d, scale]() mutable {
     if (!y.grad().defined()) return;
     Tensor gO = y.grad().contiguous();
-    // dV = Pd^T dO
-    if (v.requires_grad())
-      each_head(true, false, d.Tk, d.dv, d.Tq, 1.0f, Pd.data<float>(), d.Tq * d.Tk,
-                gO.data<float>(), d.Tq * d.dv, 1.0f, v.grad_buffer().data<float>(), BH);
-    if (!q.requires_grad() && !k.requires_grad()) return;
-    // dPd = dO V^T;  dP = dPd * M
-    Tensor dS = Tensor::empty(P.shape());
-    each_head(false, true, d.Tq, d.Tk, d.dv, 1.0f, gO.data<float>(), d.Tq * d.dv, vv.data<float>(),
-              d.Tk * d.dv, 0.0f, dS.data<float>(), BH);
-    float* ds = dS.data<float>();
-    const float* p = P.data<float>();
-    const float* m = dropmask.defined() ? dropmask.data<float>() : nullptr;
-    // dS_ij = P_ij (dP_ij - sum_l dP_il P_il)
-    parallel_for(BH * d.Tq, 16, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        float* row = ds + r * d.Tk;
-        const float* pr = p + r * d.Tk;
-        if (m)
-          for (int64_t j = 0; j < d.Tk; ++j) row[j] *= m[r * d.Tk + j];
-        float dot = 0.0f;
-        for (int64_t j = 0; j < d.Tk; ++j) dot += row[j] * pr[j];
-        for (int64_t j = 0; j < d.Tk; ++j) row[j] = pr[j] * (row[j] - dot);
-      }
-    });
-    // dQ = dS K / sqrt(d_k);  dK = dS^T Q / sqrt(d_k)
-    if (q.requires_grad())
-      each_head(false, false, d.Tq, d.dk, d.Tk, scale, ds, d.Tq * d.Tk, kv.data<float>(),
-                d.Tk * d.dk, 1.0f, q.grad_buffer().data<float>(), BH);
-    if (k.requires_grad())
-      each_head(true, false, d.Tk, d.dk, d.Tq, scale, ds, d.Tq * d.Tk, qv.data<float>(),
-                d.Tq * d.dk, 1.0f, k.grad_buffer().data<float>(), BH);
+    auto grad_heads = [](const PackedHeads& p, int64_t dh) {
+      return p.x.requires_grad() ? packed_heads(p.x.grad_buffer(), p.col, dh) : Heads{};
+    };
+    backward_blocks(d, scale, packed_heads(qx, q.col, d.dk), packed_heads(kx, k.col, d.dk),
+                    packed_heads(vx, v.col, d.dv), packed_heads(gO, 0, d.dv), w.P.data<float>(),
+                    w.Pd.data<float>(), grad_heads(q, d.dk), grad_heads(k, d.dk), grad_heads(v, d.dv));
   });
   return y;
 }

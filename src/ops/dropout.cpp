@@ -4,6 +4,7 @@
 
 #include "attn/error.h"
 #include "attn/kernels/elementwise.h"
+#include "grad_target.h"
 
 namespace attn {
 
@@ -46,7 +47,7 @@ Var dropout(const Var& x, float p, Rng& rng, bool training) {
     parallel_for(n, 1 << 14, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) px[i] = pg[i] * pm[i];
     });
-    x.accumulate_grad(gx);
+    detail::give_grad(x, std::move(gx));
   });
   return y;
 }

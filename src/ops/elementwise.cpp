@@ -5,6 +5,7 @@
 
 #include "attn/error.h"
 #include "attn/kernels/elementwise.h"
+#include "grad_target.h"
 
 namespace attn {
 namespace {
@@ -112,7 +113,7 @@ Var unary(const Var& x, F f, DF df) {
     parallel_for(xv.numel(), 1 << 14, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) pgx[i] = pgy[i] * df(px[i], py[i]);
     });
-    x.accumulate_grad(gx);
+    detail::give_grad(x, std::move(gx));
   });
   return y;
 }
@@ -193,7 +194,7 @@ Var masked_fill(const Var& x, const Tensor& mask, float value) {
     const float* pg = gy.data<float>();
     float* px = gx.data<float>();
     for (int64_t i = 0; i < gy.numel(); ++i) px[i] = pm[i] != 0.0f ? 0.0f : pg[i];
-    x.accumulate_grad(gx);
+    detail::give_grad(x, std::move(gx));
   });
   return y;
 }

@@ -4,6 +4,7 @@
 
 #include "attn/error.h"
 #include "attn/kernels/elementwise.h"
+#include "grad_target.h"
 
 namespace attn {
 
@@ -70,16 +71,32 @@ Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
             pgx[r * d + i] = pr[r] * (pg[r * d + i] * g[i] - m1 - ph[r * d + i] * m2);
         }
       });
-      x.accumulate_grad(gx);
+      detail::give_grad(x, std::move(gx));
     }
     if (gamma.requires_grad() || beta.requires_grad()) {
+      // Partial sums over 8 fixed blocks of rows (in parallel), then added in order: the same
+      // result for any thread count.
+      constexpr int64_t kBlocks = 8;
+      Tensor part = Tensor::zeros({kBlocks, 2, d});
+      float* pp = part.data<float>();
+      parallel_for(kBlocks, 1, [&](int64_t k0, int64_t k1) {
+        for (int64_t k = k0; k < k1; ++k) {
+          float* sg = pp + k * 2 * d;
+          float* sb = sg + d;
+          for (int64_t r = rows * k / kBlocks; r < rows * (k + 1) / kBlocks; ++r)
+            for (int64_t i = 0; i < d; ++i) {
+              sg[i] += pg[r * d + i] * ph[r * d + i];
+              sb[i] += pg[r * d + i];
+            }
+        }
+      });
       Tensor gg = Tensor::zeros({d}), gb = Tensor::zeros({d});
       float* pgg = gg.data<float>();
       float* pgb = gb.data<float>();
-      for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < kBlocks; ++k)
         for (int64_t i = 0; i < d; ++i) {
-          pgg[i] += pg[r * d + i] * ph[r * d + i];
-          pgb[i] += pg[r * d + i];
+          pgg[i] += pp[k * 2 * d + i];
+          pgb[i] += pp[k * 2 * d + d + i];
         }
       if (gamma.requires_grad()) gamma.accumulate_grad(gg.reshape(gamma.shape()));
       if (beta.requires_grad()) beta.accumulate_grad(gb.reshape(beta.shape()));

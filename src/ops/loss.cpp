@@ -1,11 +1,13 @@
 #include "attn/ops/loss.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "attn/error.h"
 #include "attn/kernels/elementwise.h"
-#include "attn/ops/softmax.h"
+#include "attn/kernels/vexp.h"
+#include "grad_target.h"
 
 namespace attn {
 
@@ -22,23 +24,28 @@ Var cross_entropy(const Var& logits, const Tensor& targets, float eps, int32_t i
   for (int64_t r = 0; r < N; ++r)
     check(t[r] == ignore_index || (t[r] >= 0 && t[r] < V), "cross_entropy: target ", t[r],
           " at row ", r, " out of range for ", V, " classes");
-  Tensor logp = Tensor::empty({N, V});
-  log_softmax_rows(z.data<float>(), logp.data<float>(), N, V);
-  const float* lp = logp.data<float>();
+  // One pass per row: lse = log sum_j exp(z_j) (max subtracted), then
+  //   -log p[t] = lse - z_t  and  sum_j -log p[j] = V lse - sum_j z_j.
+  // Only lse is kept for the backward; log p itself is never stored.
+  Tensor lse = Tensor::empty({N});
+  const float* zp = z.data<float>();
+  float* lp = lse.data<float>();
   std::vector<double> row_nll(N, 0.0), row_smooth(N, 0.0);
   std::vector<int64_t> row_correct(N, 0);
   parallel_for(N, 8, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
+      const float* row = zp + r * V;
+      float mx = max_of(row, V);
+      lp[r] = mx + std::log(sum_exp(row, V, mx));
       if (t[r] == ignore_index) continue;
-      const float* row = lp + r * V;
-      double s = 0.0;
+      double zsum = 0.0;
       int64_t best = 0;
       for (int64_t j = 0; j < V; ++j) {
-        s -= row[j];
+        zsum += row[j];
         if (row[j] > row[best]) best = j;
       }
-      row_nll[r] = -row[t[r]];
-      row_smooth[r] = s;
+      row_nll[r] = static_cast<double>(lp[r]) - row[t[r]];
+      row_smooth[r] = static_cast<double>(V) * lp[r] - zsum;
       row_correct[r] = best == t[r];
     }
   });
@@ -57,19 +64,27 @@ Var cross_entropy(const Var& logits, const Tensor& targets, float eps, int32_t i
   bool grad = needs_grad({&logits});
   Var y = make_output(Tensor::full({}, static_cast<float>(loss)), grad);
   if (!grad) return y;
-  // dz_rj = dy/n (p_rj - (1 - eps) [j = t_r] - eps/V) for counted rows, 0 for ignored ones
-  record_backward([logits, y, logp, tc, N, V, eps, ignore_index, count]() mutable {
+  // dz_rj = dy/n (p_rj - (1 - eps) [j = t_r] - eps/V) for counted rows, 0 for ignored ones,
+  // with p_rj = exp(z_rj - lse_r); written straight into the logits' gradient.
+  record_backward([logits, z, y, lse, tc, N, V, eps, ignore_index, count]() mutable {
     if (!y.grad().defined() || count == 0) return;
     float g = y.grad().data<float>()[0] / static_cast<float>(count);
-    float* gz = logits.grad_buffer().data<float>();
-    const float* lp = logp.data<float>();
+    float beta = 0.0f;
+    float* gz = detail::grad_target(logits, &beta);
+    const float* zp = z.data<float>();
+    const float* lp = lse.data<float>();
     const int32_t* t = tc.data<int32_t>();
     float off = eps / static_cast<float>(V);
+    bool add = beta != 0.0f;
     parallel_for(N, 8, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
-        if (t[r] == ignore_index) continue;
-        for (int64_t j = 0; j < V; ++j) gz[r * V + j] += g * (std::exp(lp[r * V + j]) - off);
-        gz[r * V + t[r]] -= g * (1.0f - eps);
+        float* row = gz + r * V;
+        if (t[r] == ignore_index) {
+          if (!add) std::fill(row, row + V, 0.0f);
+          continue;
+        }
+        exp_affine(zp + r * V, row, V, lp[r], g, -g * off, add);
+        row[t[r]] -= g * (1.0f - eps);
       }
     });
   });

@@ -1,8 +1,11 @@
 #include "attn/ops/matmul.h"
 
+#include <algorithm>
+
 #include "attn/error.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
+#include "grad_target.h"
 
 namespace attn {
 namespace {
@@ -97,54 +100,107 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   return y;
 }
 
-Var linear(const Var& x, const Var& W, const Var& b) {
-  Tensor xv = x.value().contiguous(), wv = W.value().contiguous();
-  int64_t in = wv.size(1), out_features = wv.size(0);
-  if (!(xv.size(-1) == in))
-    fail("linear: input ", shape_str(xv.shape()), " does not match weight ",
-        shape_str(wv.shape()));
-  int64_t rows = xv.numel() / in;
-  Shape out_shape = xv.shape();
-  out_shape.back() = out_features;
-  Tensor out = Tensor::empty(out_shape);
+namespace {
+
+// x W^T + b for x [..., in], W [out, in]: the value and what the backward needs.
+struct Affine {
+  Tensor xv, wv, out;
+  int64_t rows = 0, in = 0, out_features = 0;
+};
+
+Affine affine_forward(const Var& x, const Var& W, const Var& b) {
+  Affine a;
+  a.xv = x.value().contiguous();
+  a.wv = W.value().contiguous();
+  a.in = a.wv.size(1);
+  a.out_features = a.wv.size(0);
+  if (!(a.xv.size(-1) == a.in))
+    fail("linear: input ", shape_str(a.xv.shape()), " does not match weight ", shape_str(a.wv.shape()));
+  a.rows = a.xv.numel() / a.in;
+  Shape out_shape = a.xv.shape();
+  out_shape.back() = a.out_features;
+  a.out = Tensor::empty(out_shape);
   float beta = 0.0f;
   if (b.defined()) {
-    if (!(b.value().numel() == out_features))
-      fail("linear: bias ", shape_str(b.shape()),
-          " does not match weight ", shape_str(wv.shape()));
+    if (!(b.value().numel() == a.out_features))
+      fail("linear: bias ", shape_str(b.shape()), " does not match weight ", shape_str(a.wv.shape()));
     Tensor bv = b.value().contiguous();
-    float* po = out.data<float>();
-    for (int64_t r = 0; r < rows; ++r)
-      std::copy(bv.data<float>(), bv.data<float>() + out_features, po + r * out_features);
+    const float* pb = bv.data<float>();
+    float* po = a.out.data<float>();
+    int64_t n = a.out_features;
+    parallel_for(a.rows, std::max<int64_t>(1, 16384 / n), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) std::copy(pb, pb + n, po + r * n);
+    });
     beta = 1.0f;
   }
   // y = x W^T (+ b, already in y)
-  GemmArgs g{false, true, rows, out_features, in, 1.0f, beta, xv.data<float>(), in,
-             wv.data<float>(), in, out.data<float>(), out_features};
-  gemm(g);
+  gemm({false, true, a.rows, a.out_features, a.in, 1.0f, beta, a.xv.data<float>(), a.in, a.wv.data<float>(),
+        a.in, a.out.data<float>(), a.out_features});
+  return a;
+}
+
+// dx = dy W;  dW = dy^T x;  db = sum over rows of dy  (G: dy as [rows, out], dense)
+void affine_backward(const Var& x, const Var& W, const Var& b, const Affine& a, const float* G) {
+  float beta = 0.0f;
+  if (x.requires_grad()) {
+    float* gx = detail::grad_target(x, &beta);
+    gemm({false, false, a.rows, a.in, a.out_features, 1.0f, beta, G, a.out_features, a.wv.data<float>(),
+          a.in, gx, a.in});
+  }
+  if (W.requires_grad()) {
+    float* gW = detail::grad_target(W, &beta);
+    gemm({true, false, a.out_features, a.in, a.rows, 1.0f, beta, G, a.out_features, a.xv.data<float>(),
+          a.in, gW, a.in});
+  }
+  if (b.defined() && b.requires_grad()) {
+    float* gb = b.grad_buffer().data<float>();
+    int64_t rows = a.rows, n = a.out_features;
+    parallel_for(n, 256, [&](int64_t j0, int64_t j1) {
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = j0; j < j1; ++j) gb[j] += G[r * n + j];
+    });
+  }
+}
+
+}  // namespace
+
+Var linear(const Var& x, const Var& W, const Var& b) {
+  Affine a = affine_forward(x, W, b);
   bool grad = needs_grad({&x, &W, &b});
-  Var y = make_output(out, grad);
+  Var y = make_output(a.out, grad);
   if (!grad) return y;
-  record_backward([x, W, b, xv, wv, y, rows, in, out_features]() mutable {
+  a.out = Tensor();  // the backward does not need the output
+  record_backward([x, W, b, a, y]() mutable {
     if (!y.grad().defined()) return;
     Tensor gy = y.grad().contiguous();
-    const float* G = gy.data<float>();
-    // dx = dy W
-    if (x.requires_grad())
-      gemm({false, false, rows, in, out_features, 1.0f, 1.0f, G, out_features, wv.data<float>(), in,
-            x.grad_buffer().data<float>(), in});
-    // dW = dy^T x
-    if (W.requires_grad())
-      gemm({true, false, out_features, in, rows, 1.0f, 1.0f, G, out_features, xv.data<float>(), in,
-            W.grad_buffer().data<float>(), in});
-    // db = sum over rows of dy
-    if (b.defined() && b.requires_grad()) {
-      float* gb = b.grad_buffer().data<float>();
-      parallel_for(out_features, 256, [&](int64_t j0, int64_t j1) {
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t j = j0; j < j1; ++j) gb[j] += G[r * out_features + j];
-      });
-    }
+    affine_backward(x, W, b, a, gy.data<float>());
+  });
+  return y;
+}
+
+Var linear_relu(const Var& x, const Var& W, const Var& b) {
+  Affine a = affine_forward(x, W, b);
+  // h = max(0, x W^T + b), in place
+  float* h = a.out.data<float>();
+  parallel_for(a.out.numel(), 1 << 14, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) h[i] = h[i] > 0.0f ? h[i] : 0.0f;
+  });
+  bool grad = needs_grad({&x, &W, &b});
+  Var y = make_output(a.out, grad);
+  if (!grad) return y;
+  a.out = Tensor();
+  // d(xW^T + b) = dh [h > 0], then as linear
+  record_backward([x, W, b, a, y]() mutable {
+    if (!y.grad().defined()) return;
+    Tensor gy = y.grad().contiguous();
+    Tensor g = Tensor::empty(gy.shape());
+    const float* pg = gy.data<float>();
+    const float* ph = y.value().data<float>();
+    float* pd = g.data<float>();
+    parallel_for(g.numel(), 1 << 14, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) pd[i] = ph[i] > 0.0f ? pg[i] : 0.0f;
+    });
+    affine_backward(x, W, b, a, pd);
   });
   return y;
 }

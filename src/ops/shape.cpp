@@ -1,6 +1,7 @@
 #include "attn/ops/shape.h"
 
 #include "attn/error.h"
+#include "attn/kernels/elementwise.h"
 
 namespace attn {
 
@@ -37,6 +38,10 @@ Var slice(const Var& x, int64_t dim, int64_t start, int64_t end) {
   record_backward([x, y, dim, start, end]() mutable {
     if (!y.grad().defined()) return;
     Tensor view = x.grad_buffer().slice(dim, start, end);
+    if (view.is_contiguous()) {  // a slice of whole rows (a weight's part): one pass
+      add_into(view, y.grad());
+      return;
+    }
     Tensor sum = view.clone();
     Tensor gy = y.grad();
     // sum = view + dy, written back through the view

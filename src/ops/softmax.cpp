@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "attn/kernels/elementwise.h"
+#include "grad_target.h"
 
 namespace attn {
 
@@ -64,7 +65,7 @@ Var softmax(const Var& x) {
         for (int64_t i = 0; i < d; ++i) px[r * d + i] = py[r * d + i] * (pg[r * d + i] - dot);
       }
     });
-    x.accumulate_grad(gx);
+    detail::give_grad(x, std::move(gx));
   });
   return y;
 }
@@ -92,7 +93,7 @@ Var log_softmax(const Var& x) {
         for (int64_t i = 0; i < d; ++i) px[r * d + i] = pg[r * d + i] - std::exp(py[r * d + i]) * sum;
       }
     });
-    x.accumulate_grad(gx);
+    detail::give_grad(x, std::move(gx));
   });
   return y;
 }

@@ -86,7 +86,9 @@ void setup(Run& r) {
   } else {
     std::vector<std::string> texts;
     for (const auto& row : rows) texts.push_back(row.text);
-    r.cm.vocab = data::build_vocab(texts, o.vocab);
+    std::shared_ptr<const data::Tokenizer> spm;
+    if (o.vocab.level == "spm") spm = data::train_piece_model(texts, o.model_dir + "/spm", o.vocab.spm_vocab);
+    r.cm.vocab = data::build_vocab(texts, o.vocab, spm);
     r.cm.labels = data::label_set(rows);
     c.vocab = r.cm.vocab.size();
     c.classes = static_cast<int64_t>(r.cm.labels.size());
@@ -125,7 +127,7 @@ double train_step(Run& r, int64_t* samples, int64_t* correct) {
   CrossEntropyStats stats;
   {
     TapeScope scope(tape);
-    Var loss = cross_entropy(classifier_logits(r.cm.model, ids, ctx), labels, 0.0f, -100, &stats);
+    Var loss = cross_entropy(classifier_logits(r.cm.model, ids, ctx), labels, o.label_smoothing, -100, &stats);
     tape.backward(loss);
     zero_pad_gradient(r.cm.model);
     if (o.clip_norm > 0) clip_grad_norm(r.adam->params, o.clip_norm);

@@ -11,6 +11,7 @@
 #include "attn/error.h"
 #include "attn/io/io.h"
 #include "attn/models/model_dir.h"
+#include "attn/models/seq2seq.h"
 #include "attn/ops/loss.h"
 #include "attn/train/adam.h"
 #include "attn/train/checkpoint.h"
@@ -29,7 +30,7 @@ using Clock = std::chrono::steady_clock;
 struct Run {
   const TranslationTrainOptions& o;
   data::Tokenizer tokenizer;
-  Transformer model;
+  Seq2Seq model;  // either family (config model: transformer or rnn)
   std::unique_ptr<Adam> adam;
   std::unique_ptr<data::Batcher> batcher;
   std::unique_ptr<DevSet> dev;
@@ -109,7 +110,7 @@ void setup(Run& r) {
   if (!checkpoint.empty()) {
     c = transformer_config_from_json(read_json_file(o.model_dir + "/config.json"), o.model_dir + "/config.json");
   }
-  r.model = make_transformer(c, o.seed);
+  r.model = make_seq2seq(c, o.seed);
   r.adam = std::make_unique<Adam>(r.model.parameters());
   auto corpus = data::read_parallel_corpus(o.train_src, o.train_tgt, r.tokenizer,
                                            data::CorpusOptions::training(o.max_len));
@@ -126,10 +127,10 @@ void setup(Run& r) {
     std::fprintf(stderr, "resumed from %s (step %lld, %s of training so far)\n", checkpoint.c_str(),
                  static_cast<long long>(r.step), format_duration(r.elapsed_before).c_str());
   } else {
-    save_transformer(r.model, o.model_dir, {{"tokenizer", "spm.model"}});
+    save_seq2seq(r.model, o.model_dir, {{"tokenizer", "spm.model"}});
   }
-  std::fprintf(stderr, "model: %zu parameter tensors, %lld weights; d_model %lld, %lld+%lld layers, %lld heads\n",
-               r.model.parameters().size(), static_cast<long long>([&] {
+  std::fprintf(stderr, "model: %s, %zu parameter tensors, %lld weights; d_model %lld, %lld+%lld layers, %lld heads\n",
+               c.model.c_str(), r.model.parameters().size(), static_cast<long long>([&] {
                  int64_t n = 0;
                  for (const auto& [k, v] : r.model.parameters()) n += v.value().numel();
                  return n;
@@ -148,14 +149,15 @@ struct StepResult {
 StepResult train_step(Run& r) {
   StepResult s;
   const TranslationTrainOptions& o = r.o;
-  Context ctx{true, r.model.config.dropout, &r.rng};
+  Context ctx{true, r.model.config().dropout, &r.rng};
+  // Teacher forcing, free-running or scheduled sampling (models/scheduled_sampling.h).
+  DecoderFeeding feeding{static_cast<float>(teacher_forcing_at(o.teacher_forcing, r.step)), &r.rng};
   for (int a = 0; a < o.accumulate; ++a) {
     data::Batch b = r.batcher->next();
     Tape tape;
     TapeScope scope(tape);
-    Var memory = encode(r.model, b.src, ctx);
-    Var logits = decode(r.model, b.tgt_in, memory, padding_mask(b.src, r.model.config.pad_id), ctx);
-    Var loss = cross_entropy(logits, b.tgt_out, o.label_smoothing, r.model.config.pad_id);
+    Var logits = seq2seq_logits(r.model, b.src, b.tgt_in, ctx, feeding);
+    Var loss = cross_entropy(logits, b.tgt_out, o.label_smoothing, r.model.config().pad_id);
     // The gradient of the mean of the accumulated batches' losses.
     tape.backward(loss, Tensor::full({}, 1.0f / static_cast<float>(o.accumulate)));
     s.loss_sum += loss.value().data<float>()[0] * static_cast<double>(b.tgt_tokens);
@@ -179,9 +181,9 @@ bool validate(Run& r, ProgressLog& log) {
     r.best_bleu = v.bleu;
     r.best_nll = v.nll;
     r.bad_validations = 0;
-    save_transformer(r.model, o.model_dir,
-                     {{"tokenizer", "spm.model"},
-                      {"training", {{"step", r.step}, {"dev_bleu", v.bleu}, {"dev_chrf", v.chrf}}}});
+    save_seq2seq(r.model, o.model_dir,
+                 {{"tokenizer", "spm.model"},
+                  {"training", {{"step", r.step}, {"dev_bleu", v.bleu}, {"dev_chrf", v.chrf}}}});
   } else {
     r.bad_validations += 1;
   }
@@ -254,7 +256,7 @@ void train_translation(const TranslationTrainOptions& o) {
     stop = stop || budget;
   }
   if (r.dev && validated_at != r.step) validate(r, log);
-  if (!r.dev) save_transformer(r.model, o.model_dir, {{"tokenizer", "spm.model"}, {"training", {{"step", r.step}}}});
+  if (!r.dev) save_seq2seq(r.model, o.model_dir, {{"tokenizer", "spm.model"}, {"training", {{"step", r.step}}}});
   std::fprintf(stderr, "done: %lld steps in %s; model in %s\n", static_cast<long long>(r.step),
                format_duration(r.elapsed()).c_str(), o.model_dir.c_str());
 }

@@ -25,7 +25,7 @@ DevSet load_dev_set(const std::string& src_path, const std::string& tgt_path,
   return d;
 }
 
-ValidationResult run_validation(const Transformer& m, const data::Tokenizer& tokenizer,
+ValidationResult run_validation(const Seq2Seq& m, const data::Tokenizer& tokenizer,
                                 const DevSet& dev, int beam) {
   auto t0 = std::chrono::steady_clock::now();
   NoGrad no_grad;
@@ -34,10 +34,9 @@ ValidationResult run_validation(const Transformer& m, const data::Tokenizer& tok
   double nll = 0;
   int64_t count = 0;
   for (const data::Batch& b : dev.batches) {
-    Var memory = encode(m, b.src, ctx);
-    Var logits = decode(m, b.tgt_in, memory, padding_mask(b.src, m.config.pad_id), ctx);
+    Var logits = seq2seq_logits(m, b.src, b.tgt_in, ctx);
     CrossEntropyStats s;
-    cross_entropy(logits, b.tgt_out, 0.0f, m.config.pad_id, &s);
+    cross_entropy(logits, b.tgt_out, 0.0f, m.config().pad_id, &s);
     nll += s.nll_sum;
     count += s.count;
   }

@@ -1,5 +1,6 @@
-// End to end through the attn binary: train a small classifier on a synthetic two-class set it
-// must learn, classify and eval with it, and resume that continues exactly.
+// End to end through the attn binary: train small classifiers on synthetic two-class sets they
+// must learn (characters; English words and SentencePiece pieces), classify and eval with them,
+// and resume that continues exactly.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -41,6 +42,22 @@ void write_set(const std::string& path, int n, uint64_t seed) {
   }
 }
 
+// English: class "sport" sentences use match/goal/team words, "cook" oven/bread/salt; both share
+// filler words. Word forms vary by suffix so SentencePiece has pieces to find.
+void write_english_set(const std::string& path, int n, uint64_t seed) {
+  const char* a[] = {"match", "matches", "goal", "goals", "team", "teams", "the", "a", "was"};
+  const char* b[] = {"oven", "ovens", "bread", "breads", "salt", "salted", "the", "a", "was"};
+  Rng rng(seed);
+  std::ofstream f(path);
+  for (int i = 0; i < n; ++i) {
+    bool first = i % 2 == 0;
+    f << (first ? "sport" : "cook") << "\t";
+    int len = 3 + static_cast<int>(rng.below(5));
+    for (int j = 0; j < len; ++j) f << (j ? " " : "") << (first ? a : b)[rng.below(9)];
+    f << "\n";
+  }
+}
+
 struct ClassifierCli : ::testing::Test {
   std::string dir = (fs::temp_directory_path() / ("attn_cls_cli_" + std::to_string(::getpid()))).string();
   std::string bin = ATTN_BINARY;
@@ -49,11 +66,13 @@ struct ClassifierCli : ::testing::Test {
     fs::create_directories(dir);
     write_set(dir + "/train.tsv", 128, 1);
     write_set(dir + "/dev.tsv", 40, 2);
+    write_english_set(dir + "/en_train.tsv", 128, 3);
+    write_english_set(dir + "/en_dev.tsv", 40, 4);
   }
   void TearDown() override { fs::remove_all(dir); }
-  std::string train(const std::string& model, const std::string& extra) {
+  std::string train(const std::string& model, const std::string& extra, const std::string& set = "") {
     return run(bin + " train --set task=classification --set model_dir=" + dir + "/" + model +
-               " --set data.train=" + dir + "/train.tsv --set data.dev=" + dir + "/dev.tsv" +
+               " --set data.train=" + dir + "/" + set + "train.tsv --set data.dev=" + dir + "/" + set + "dev.tsv" +
                " --set model.pad_size=8 --set model.d_model=16 --set model.heads=2 --set model.layers=1" +
                " --set model.d_ff=32 --set model.dropout=0.1 --set train.batch=16 --set train.lr=0.005" +
                " --set train.threads=1 --set train.validate_every=0 " + extra + " 2>&1");
@@ -78,6 +97,29 @@ TEST_F(ClassifierCli, TrainsClassifiesAndEvaluates) {
   EXPECT_EQ(l1.substr(0, 5), "shan\t") << out;
   EXPECT_EQ(l2.substr(0, 3), "he\t") << out;
   EXPECT_EQ(std::count(l1.begin(), l1.end(), '\t'), 3) << "top-2 gives two label/prob pairs: " << l1;
+}
+
+// English with word tokens and with SentencePiece pieces (spm.model trained into the model
+// directory and used by eval and classify).
+TEST_F(ClassifierCli, WordAndSpmTokens) {
+  for (const std::string tokens : {"word", "spm"}) {
+    train(tokens, "--set data.tokens=" + tokens + " --set data.spm_vocab=30 --set model.pooling=mean" +
+                      " --set model.mask=true --set train.max_steps=40", "en_");
+    std::ifstream vocab(dir + "/" + tokens + "/vocab.txt");
+    std::string first;
+    std::getline(vocab, first);
+    EXPECT_EQ(first, "#level=" + tokens);
+    EXPECT_EQ(fs::exists(dir + "/" + tokens + "/spm.model"), tokens == "spm");
+    std::string report = run(bin + " eval --model " + dir + "/" + tokens + " --data " + dir + "/en_dev.tsv --threads 1");
+    ASSERT_EQ(report.rfind("accuracy ", 0), 0u) << report;
+    double accuracy = std::stod(report.substr(9));
+    std::printf("%s tokens: synthetic English dev accuracy %.4f (must be >= 0.9)\n", tokens.c_str(), accuracy);
+    EXPECT_GE(accuracy, 0.9) << report;
+    std::ofstream(dir + "/en_in.txt") << "the goals matches\nsalted breads\n";
+    std::string out = run(bin + " classify --model " + dir + "/" + tokens + " --threads 1 < " + dir + "/en_in.txt");
+    EXPECT_EQ(out.substr(0, 6), "sport\t") << out;
+    EXPECT_NE(out.find("\ncook\t"), std::string::npos) << out;
+  }
 }
 
 TEST_F(ClassifierCli, ResumeContinuesExactly) {

@@ -1,9 +1,12 @@
-// The classifier's data side: character and word tokens, the vocabulary (reserved ids, size cap,
-// minimum count, ties), padding and truncation, label files, metrics.
+// The classifier's data side: character, word and SentencePiece tokens, the vocabulary (reserved ids, size cap,
+// minimum count, ties), padding and truncation, label files, metrics, pre-trained tables.
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "attn/data/char_vocab.h"
 #include "attn/data/classification_data.h"
@@ -113,6 +116,68 @@ TEST(ClassifierEmbeddings, Word2vecByTokenAndNpzById) {
   EXPECT_THROW(load_embeddings(dir + "/attn_cls_emb.npz", v, init), Error);
   std::filesystem::remove(dir + "/attn_cls_w2v.txt");
   std::filesystem::remove(dir + "/attn_cls_emb.npz");
+}
+
+}  // namespace
+}  // namespace attn::data
+
+namespace attn::data {
+namespace {
+
+TEST(ClassifierEmbeddings, SeedStyleCompressedFloat64Npz) {
+  // np.savez_compressed(embeddings=float64 [5, 3]), as seed 002 writes embedding_SougouNews.npz
+  CharVocab v = build_vocab({"ab"}, VocabOptions{});
+  Tensor t = load_embeddings(std::string(ATTN_TEST_DATA) + "/classify/embeddings_seed_style.npz", v,
+                             Tensor::zeros({5, 3}));
+  ASSERT_EQ(t.shape(), (Shape{5, 3}));
+  ASSERT_EQ(t.dtype(), DType::f32);
+  for (int64_t i = 0; i < 15; ++i) EXPECT_EQ(t.data<float>()[i], static_cast<float>(i) / 8.0f) << "element " << i;
+}
+
+TEST(ClassifierVocab, WordTokensEncodeByWord) {
+  VocabOptions o;
+  o.level = "word";
+  CharVocab v = build_vocab({"the cat sat", "the dog"}, o);
+  ASSERT_EQ(v.size(), 7);
+  EXPECT_EQ(v.tokens[3], "the");  // twice
+  std::vector<int32_t> ids = v.encode("the  bird\tsat", 5);
+  EXPECT_EQ(ids, (std::vector<int32_t>{3, kVocabUnk, v.id("sat"), kVocabPad, kVocabPad}));
+  EXPECT_NE(v.id("sat"), kVocabUnk);
+}
+
+// A SentencePiece unigram model trained on a small English corpus: pieces become the vocabulary,
+// vocab.txt and spm.model round-trip, and encoding goes through the pieces.
+TEST(ClassifierVocab, SpmPiecesTrainSaveLoad) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("attn_cls_spm_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::vector<std::string> texts;
+  const char* words[] = {"walking", "talking", "walked", "talked", "jumping", "jumped", "the", "dog", "cat", "runs"};
+  for (int i = 0; i < 300; ++i)
+    texts.push_back(std::string(words[i % 10]) + " " + words[(i * 7 + 3) % 10] + " " + words[(i * 3 + 1) % 10]);
+  std::shared_ptr<const Tokenizer> spm = train_piece_model(texts, (dir / "spm").string(), 30);
+  ASSERT_TRUE(fs::exists(dir / "spm.model"));
+  EXPECT_FALSE(fs::exists(dir / "spm.train.txt")) << "the training text is removed";
+  VocabOptions o;
+  o.level = "spm";
+  EXPECT_THROW(build_vocab(texts, o), Error);  // spm without a model
+  CharVocab v = build_vocab(texts, o, spm);
+  EXPECT_GT(v.size(), 10);
+  EXPECT_LE(v.size(), 3 + 30);
+  std::vector<std::string> pieces = spm->encode_pieces("the dog walked");
+  EXPECT_LT(pieces.size(), std::string("thedogwalked").size()) << "pieces longer than characters";
+  std::vector<int32_t> ids = v.encode("the dog walked", 12);
+  for (size_t i = 0; i < pieces.size(); ++i) EXPECT_EQ(ids[i], v.id(pieces[i])) << pieces[i];
+  EXPECT_EQ(ids[pieces.size()], kVocabPad);
+  save_vocab(v, (dir / "vocab.txt").string());
+  fs::remove(dir / "spm.model");  // save_vocab writes it back
+  save_vocab(v, (dir / "vocab.txt").string());
+  ASSERT_TRUE(fs::exists(dir / "spm.model"));
+  CharVocab r = load_vocab((dir / "vocab.txt").string());
+  EXPECT_EQ(r.level, "spm");
+  EXPECT_EQ(r.tokens, v.tokens);
+  EXPECT_EQ(r.encode("the cat jumping runs", 10), v.encode("the cat jumping runs", 10));
+  fs::remove_all(dir);
 }
 
 }  // namespace

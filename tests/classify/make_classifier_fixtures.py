@@ -49,6 +49,14 @@ def main():
         np.savez(os.path.join(OUT, name + ".npz"), **arrays)
     with open(os.path.join(OUT, "cases.json"), "w") as f:
         json.dump(configs, f, indent=1)
+    write_seed_embeddings()
+
+
+def write_seed_embeddings():
+    """A pre-trained table as seed 002 writes embedding_SougouNews.npz: np.savez_compressed of a
+    float64 array under the key "embeddings" (values k/8, exact in float32)."""
+    np.savez_compressed(os.path.join(OUT, "embeddings_seed_style.npz"),
+                        embeddings=np.arange(15, dtype=np.float64).reshape(5, 3) / 8.0)
 
 
 if __name__ == "__main__":

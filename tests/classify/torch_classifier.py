@@ -148,7 +148,7 @@ def evaluate(model, ids, y, batch=512):
     return loss / len(y), correct / len(y)
 
 
-def bench(a, seconds=10.0):
+def bench(a):
     """Samples/s of the seed's configuration on random ids, as bench/classifier.cpp measures attn."""
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
@@ -169,7 +169,7 @@ def bench(a, seconds=10.0):
     for what, step, mode in (("train", train_step, m.train), ("inference", infer_step, m.eval)):
         mode(); step()
         t0, n = time.time(), 0
-        while time.time() - t0 < seconds:
+        while time.time() - t0 < a.seconds:
             step(); n += 1
         s = time.time() - t0
         print(f"{what:9s} batch 128: {1000 * s / n:6.1f} ms/batch  {n * 128 / s:7.0f} samples/s  ({n} batches, {a.threads} threads)")
@@ -217,5 +217,6 @@ if __name__ == "__main__":
     p.add_argument("--batch", type=int, default=128); p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--seed", type=int, default=1); p.add_argument("--threads", type=int, default=1)
     p.add_argument("--bench", action="store_true", help="time the seed configuration instead of training")
+    p.add_argument("--seconds", type=float, default=10.0, help="with --bench: seconds per measurement")
     a = p.parse_args()
     bench(a) if a.bench else train(a)

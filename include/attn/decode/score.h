@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "attn/models/seq2seq.h"
 #include "attn/models/transformer.h"
 
 namespace attn {
@@ -14,6 +15,9 @@ namespace attn {
 // non-empty; a target may be empty (then it is log p(eos | bos, x)).
 std::vector<double> score_translations(const Transformer& m,
                                        const std::vector<std::vector<int32_t>>& sources,
+                                       const std::vector<std::vector<int32_t>>& targets);
+// The same for a model of either family.
+std::vector<double> score_translations(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources,
                                        const std::vector<std::vector<int32_t>>& targets);
 
 }  // namespace attn

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "attn/models/seq2seq.h"
 #include "attn/models/transformer.h"
 
 namespace attn {
@@ -47,6 +48,10 @@ double length_penalty(int64_t len, double alpha);
 // non-empty. Returns per sentence up to n_best hypotheses, best first.
 std::vector<std::vector<Hypothesis>> search(const Transformer& m,
                                             const std::vector<std::vector<int32_t>>& sources,
+                                            const SearchOptions& options);
+// The same for a model of either family (the RNN encoder-decoder decodes step by step through
+// decode/rnn_step_decoder.h; use_cache does not apply to it).
+std::vector<std::vector<Hypothesis>> search(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources,
                                             const SearchOptions& options);
 
 }  // namespace attn

@@ -7,12 +7,13 @@
 
 #include "attn/data/tokenizer.h"
 #include "attn/decode/search.h"
+#include "attn/models/seq2seq.h"
 #include "attn/models/transformer.h"
 
 namespace attn {
 
 struct TranslationModel {
-  Transformer model;
+  Seq2Seq model;  // either family (config.json's "model")
   data::Tokenizer tokenizer;  // shared by source and target
 };
 
@@ -26,6 +27,8 @@ std::vector<std::string> translate_text(const TranslationModel& tm, const std::v
 // The same for token ids already made (each source gets eos appended): returns target ids.
 std::vector<std::vector<int32_t>> translate_ids(const Transformer& m,
                                                 const std::vector<std::vector<int32_t>>& sources,
+                                                const SearchOptions& options, int64_t batch = 32);
+std::vector<std::vector<int32_t>> translate_ids(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources,
                                                 const SearchOptions& options, int64_t batch = 32);
 
 }  // namespace attn

@@ -27,6 +27,15 @@ struct TransformerConfig {
   int64_t max_len = 1024;         // positions available
   int32_t pad_id = 0, bos_id = 1, eos_id = 2;
 
+  // The model family and the attention score (seeds 003 and 004).
+  std::string model = "transformer";  // or "rnn": the RNN encoder-decoder (models/rnn_seq2seq.h)
+  std::string score = "scaled_dot";   // scaled_dot, dot, additive or bilinear (nn/attention_score.h)
+  // model "rnn" only (d_model is the embedding and decoder size; heads, d_ff, positions unused):
+  std::string rnn_cell = "lstm";      // or "gru"
+  bool bidirectional = true;          // bidirectional encoder
+  int64_t encoder_hidden = 0;         // units per encoder direction; 0: d_model / directions
+  bool input_feeding = true;          // the context c_t is part of the decoder's next input
+
   int64_t d_k() const { return d_model / heads; }
   void validate() const;  // throws attn::Error naming the field
 };

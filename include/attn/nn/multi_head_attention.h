@@ -5,6 +5,7 @@
 // in one GEMM.
 #pragma once
 
+#include "attn/nn/attention_score.h"
 #include "attn/nn/layers.h"
 #include "attn/ops/attention.h"
 
@@ -15,6 +16,7 @@ struct MultiHeadAttention {
   Var W_in;  // [3 d_model, d_model]: W^Q, W^K, W^V stacked (in_proj_weight)
   Var b_in;  // [3 d_model] (in_proj_bias)
   Linear out;  // W^O and its bias (out_proj)
+  AttentionScore score;  // scaled_dot (default): the fused path; others: nn/attention_score.h, per head
 };
 
 // Keys and values of the positions seen so far, for incremental decoding: [batch, heads, capacity,

@@ -12,5 +12,8 @@ Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = fals
 
 // y = x W^T + b, PyTorch's nn.Linear: x [..., in], W [out, in], b [out] (may be undefined).
 Var linear(const Var& x, const Var& W, const Var& b);
+// max(0, x W^T + b), the FFN's first layer in one op: the ReLU is applied in place on the product
+// and its mask read back from the output in the backward.
+Var linear_relu(const Var& x, const Var& W, const Var& b);
 
 }  // namespace attn

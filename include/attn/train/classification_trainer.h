@@ -19,13 +19,14 @@ namespace attn {
 struct ClassificationTrainOptions {
   std::string model_dir = "runs/cls";
   std::string train, dev;         // label<TAB>text files; dev may be empty
-  data::VocabOptions vocab;
+  data::VocabOptions vocab;       // level char | word | spm (spm.model trained into model_dir)
   std::string embeddings;         // pre-trained table (.npz or word2vec text); empty: none
   ClassifierConfig model;         // vocab and classes are filled from the data
   int64_t batch = 128;
   LrSchedule schedule{"constant", 1.0, 5e-4, 0, 300};
   AdamOptions adam{0.9f, 0.999f, 1e-8f, 0.0f};  // torch.optim.Adam's defaults, as the seed
   double clip_norm = 0.0;
+  float label_smoothing = 0.0f;   // eps of the training loss (PyTorch's definition); dev loss is plain NLL
   int64_t max_epochs = 20, max_steps = 0;
   double max_minutes = 0.0;
   int64_t validate_every = 0;     // batches (0: at the end of each epoch only)

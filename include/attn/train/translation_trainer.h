@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "attn/models/scheduled_sampling.h"
 #include "attn/models/transformer_config.h"
 #include "attn/train/schedule.h"
 
@@ -27,6 +28,7 @@ struct TranslationTrainOptions {
   int accumulate = 1;         // batches per optimizer step
   LrSchedule schedule;
   float label_smoothing = 0.1f;
+  TeacherForcingSchedule teacher_forcing;  // 1.0: teacher forcing; less: scheduled sampling
   double clip_norm = 0.0;     // 0: no clipping
   int64_t max_steps = 0;      // budgets (0 = none); training stops at the first reached
   double max_minutes = 0.0;

@@ -7,7 +7,7 @@
 
 #include "attn/data/batcher.h"
 #include "attn/data/tokenizer.h"
-#include "attn/models/transformer.h"
+#include "attn/models/seq2seq.h"
 
 namespace attn {
 
@@ -27,7 +27,7 @@ struct ValidationResult {
   double seconds = 0;
 };
 
-ValidationResult run_validation(const Transformer& m, const data::Tokenizer& tokenizer,
+ValidationResult run_validation(const Seq2Seq& m, const data::Tokenizer& tokenizer,
                                 const DevSet& dev, int beam);
 
 }  // namespace attn

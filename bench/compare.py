@@ -1,0 +1,285 @@
+#!/usr/bin/python3
+"""attn against PyTorch and CTranslate2 on the same configurations, the same threads, in one run.
+
+  OMP_WAIT_POLICY=PASSIVE nice -n 19 /usr/bin/python3 bench/compare.py [--build build] [--threads 2]
+        [--only train,translate,classifier] [--configs small,base] [--repeats 2] [--quick] [--max-len 32]
+        [--work /tmp/attn-compare] [--ct2-python /work/venv-ct2/bin/python]
+
+Prints a table of ratios (attn / other; > 1 means attn is faster):
+  train       target tokens/s of full optimizer steps, 128 x 32 source + 128 x 32 target tokens,
+              base (d512, 6+6, h8, d_ff 2048) and small (d256, 3+3, h4, d_ff 1024), vocabulary 8000:
+              bench_train vs bench/torch_bench.py train (torch_ref.py's model).
+  translate   output tokens/s, greedy and beam 4, batch 1 (8 sentences) and 32, at most --max-len
+              (32) tokens, alpha 0, on a
+              pre-LN base model made by torch_ref.py (random weights, seed 0, untied output projection so that the output varies) and 32 random
+              sources of 8-30 ids: bench_translate (KV cache) vs torch_bench.py translate (no
+              cache, the prefix decoded again at every step) vs CTranslate2 (ct2_bench.py, fp32,
+              and int8 for reference), with the outputs compared token by token with attn's.
+  classifier  samples/s of seed 002's classifier, bench_classifier vs tests/classify/torch_classifier.py --bench
+              (skipped when either is missing).
+For every run: peak RSS, and model FLOPs/s as a fraction of the fp32 GEMM peak measured in this
+run (bench_train --peak-only; the mean of a measurement before and after). Model FLOPs count the
+matrix products of the model as written (training: 3x the forward; translation: the FLOPs of
+cached decoding, K hypotheses per output token for beam K, plus the encoder), the same count
+for every system. The runs of the systems alternate (A B A B) and the median of --repeats is
+taken, so that a machine whose load drifts moves both sides.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+TORCH_PY = "/usr/bin/python3"
+CONFIGS = {
+    "base": dict(d=512, layers=6, heads=8, ff=2048, vocab=8000),
+    "small": dict(d=256, layers=3, heads=4, ff=1024, vocab=8000),
+}
+
+
+def run_json(cmd, env):
+    t0 = time.time()
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("failed (%d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr[-2000:]))
+    line = [l for l in p.stdout.splitlines() if l.startswith("{")][-1]
+    r = json.loads(line)
+    r["wall"] = time.time() - t0
+    return r
+
+
+def forward_flops_train(c, B, S, T):
+    """Matrix-product FLOPs of one forward pass over B sentences of S source and T target tokens."""
+    d, f, L, V = c["d"], c["ff"], c["layers"], c["vocab"]
+    enc = L * (2 * B * S * (4 * d * d + 2 * d * f) + 4 * B * S * S * d)
+    dec = L * (2 * B * T * (6 * d * d + 2 * d * f) + 2 * B * S * 2 * d * d + 4 * B * T * T * d + 4 * B * T * S * d)
+    return enc + dec + 2 * B * T * d * V
+
+
+def decode_flops(c, src_lens, out_lens, beam):
+    """Cached-decoding FLOPs: the encoder and cross keys/values once per sentence, then per output
+    token and hypothesis one decoder step (its attention over the positions so far) and the generator."""
+    d, f, L, V = c["d"], c["ff"], c["layers"], c["vocab"]
+    total = 0
+    for S, n in zip(src_lens, out_lens):
+        total += forward_flops_train(dict(c, vocab=0), 1, S, 0)  # encoder + cross K/V
+        for t in range(1, n + 1):
+            total += beam * (L * (2 * (6 * d * d + 2 * d * f) + 4 * t * d + 4 * S * d) + 2 * d * V)
+    return total
+
+
+def alternate(cmds, env, repeats):
+    """Runs every command `repeats` times, in turn (A B C A B C ...); returns the runs per command."""
+    runs = {k: [] for k in cmds}
+    for r in range(repeats):
+        order = list(cmds) if r % 2 == 0 else list(reversed(list(cmds)))
+        for k in order:
+            runs[k].append(run_json(cmds[k], env))
+    return runs
+
+
+def median_of(runs, key="tokens_per_s"):
+    return statistics.median(r[key] for r in runs)
+
+
+def row(table, task, a, others, flops, peak):
+    """a: attn's runs; others: {name: runs}. flops: model FLOPs per unit of the rate."""
+    ra = median_of(a)
+    cells = {"task": task, "attn": ra, "attn_rss": max(r["peak_rss_mb"] for r in a),
+             "attn_peak": ra * flops / 1e9 / peak}
+    for name, runs in others.items():
+        rb = median_of(runs)
+        cells[name] = rb
+        cells[name + "_ratio"] = ra / rb
+        cells[name + "_rss"] = max(r["peak_rss_mb"] for r in runs)
+        cells[name + "_peak"] = rb * flops / 1e9 / peak
+    table.append(cells)
+
+
+def measure_peak(build, threads, env):
+    return run_json([os.path.join(build, "bench_train"), "--peak-only", "--threads", str(threads)], env)["gemm_peak_gflops"]
+
+
+def bench_train(a, env, table, peak):
+    for name in a.configs.split(","):
+        steps = {"small": 4, "base": 2}[name] if a.quick else {"small": 8, "base": 3}[name]
+        common = ["--config", name, "--threads", str(a.threads), "--steps", str(steps), "--warmup", "1"]
+        runs = alternate({"attn": [os.path.join(a.build, "bench_train")] + common,
+                          "torch": [TORCH_PY, os.path.join(HERE, "torch_bench.py"), "train"] + common}, env, a.repeats)
+        flops_per_token = 3 * forward_flops_train(CONFIGS[name], 128, 32, 32) / (128 * 32)
+        row(table, "train %s (tgt tok/s)" % name, runs["attn"], {"torch": runs["torch"]}, flops_per_token, peak)
+        print("  train %s: attn %s, torch %s" % (name, [round(r["tokens_per_s"]) for r in runs["attn"]],
+                                                [round(r["tokens_per_s"]) for r in runs["torch"]]), file=sys.stderr)
+
+
+def prepare_translation(a, env):
+    os.makedirs(a.work, exist_ok=True)
+    model = os.path.join(a.work, "base_pre_ln")
+    if not os.path.exists(os.path.join(model, "weights.npz")):
+        subprocess.run([TORCH_PY, os.path.join(REPO, "..", "shared", "reference", "torch_ref.py"), "make", "--out", model,
+                        "--seed", "0", "--src-vocab", "8000", "--tgt-vocab", "8000", "--d-model", "512", "--heads", "8",
+                        "--layers", "6", "--ff", "2048", "--norm-first", "--no-share"], env=env, check=True)
+    ct2 = os.path.join(a.work, "base_pre_ln_ct2")
+    if a.ct2_python and not os.path.exists(os.path.join(ct2, "model.bin")):
+        subprocess.run([a.ct2_python, os.path.join(HERE, "ct2_bench.py"), "convert", "--model", model, "--out", ct2],
+                       env=env, check=True)
+    import random
+    rng = random.Random(3)
+    srcs = [[rng.randrange(3, 8000) for _ in range(rng.randrange(8, 31))] + [2] for _ in range(32)]
+    paths = {}
+    for n in (2, 8, 32):
+        paths[n] = os.path.join(a.work, "src%d.ids" % n)
+        with open(paths[n], "w") as f:
+            for s in srcs[:n]:
+                f.write(" ".join(map(str, s)) + "\n")
+    return model, ct2, paths, srcs
+
+
+def read_ids(path):
+    return [[int(t) for t in line.split()] for line in open(path)]
+
+
+def agreement(ref, other):
+    """(sentences equal, tokens equal up to the first difference / tokens of ref)."""
+    same = sum(r == o for r, o in zip(ref, other))
+    prefix = 0
+    for r, o in zip(ref, other):
+        for x, y in zip(r, o):
+            if x != y:
+                break
+            prefix += 1
+    return same, len(ref), prefix / max(1, sum(len(r) for r in ref))
+
+
+def bench_translate(a, env, table, peak, notes):
+    model, ct2, paths, srcs = prepare_translation(a, env)
+    for beam in (1, 4):
+        for batch in (1, 32):
+            n = 32 if batch > 1 else 2 if a.quick else 8  # sentences
+            src = paths[n]
+            outs = {k: os.path.join(a.work, "out_%s_b%d_k%d.ids" % (k, batch, beam))
+                    for k in ("attn", "torch", "ct2", "ct2_int8")}
+            common = ["--src", src, "--beam", str(beam), "--batch", str(batch), "--max-len", str(a.max_len), "--threads",
+                      str(a.threads)]
+            cmds = {"attn": [os.path.join(a.build, "bench_translate"), "--model", model, "--out", outs["attn"]] + common,
+                    "torch": [TORCH_PY, os.path.join(HERE, "torch_bench.py"), "translate", "--model", model,
+                              "--out", outs["torch"]] + common}
+            if a.ct2_python:
+                ct = [a.ct2_python, os.path.join(HERE, "ct2_bench.py"), "translate", "--model", ct2]
+                cmds["ct2"] = ct + ["--out", outs["ct2"]] + common
+                cmds["ct2_int8"] = ct + ["--out", outs["ct2_int8"], "--compute-type", "int8"] + common
+            runs = alternate(cmds, env, a.repeats)
+            ref = read_ids(outs["attn"])
+            c = CONFIGS["base"]
+            flops = decode_flops(c, [len(s) for s in srcs[:n]], [len(r) for r in ref], beam)
+            tokens = sum(len(r) for r in ref)
+            name = "translate %s batch %d (tok/s)" % ("greedy" if beam == 1 else "beam %d" % beam, batch)
+            row(table, name, runs["attn"], {k: v for k, v in runs.items() if k != "attn"}, flops / tokens, peak)
+            for k in cmds:
+                if k == "attn":
+                    continue
+                same, total, frac = agreement(ref, read_ids(outs[k]))
+                notes.append("%s: %s vs attn: %d/%d sentences equal, %.1f%% of attn's tokens before the first "
+                             "difference" % (name, k, same, total, 100 * frac))
+            print("  %s: %s" % (name, {k: [round(r["tokens_per_s"], 1) for r in v] for k, v in runs.items()}),
+                  file=sys.stderr)
+
+
+def bench_classifier(a, env, table, peak, notes):
+    exe = os.path.join(a.build, "bench_classifier")
+    script = os.path.join(REPO, "tests", "classify", "torch_classifier.py")
+    if not (os.path.exists(exe) and os.path.exists(script)):
+        notes.append("classifier: skipped (bench_classifier or torch_classifier.py missing)")
+        return
+    seconds = "3" if a.quick else "6"
+    pattern = re.compile(r"(train|inference)\s+batch \d+:.*?([\d.]+) samples/s")
+
+    def parse(cmd):
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit("failed: %s\n%s" % (" ".join(cmd), p.stderr[-2000:]))
+        return {m.group(1): float(m.group(2)) for m in pattern.finditer(p.stdout)}
+
+    res = {"attn": [], "torch": []}
+    for r in range(a.repeats):
+        for k in (("attn", "torch") if r % 2 == 0 else ("torch", "attn")):
+            cmd = ([exe, str(a.threads), seconds] if k == "attn" else
+                   [TORCH_PY, script, "--bench", "--threads", str(a.threads), "--seconds", seconds])
+            wrapped = ["/usr/bin/time", "-f", "RSS %M"] + cmd
+            p = subprocess.run(wrapped, env=env, capture_output=True, text=True)
+            if p.returncode != 0:
+                sys.exit("failed: %s\n%s" % (" ".join(cmd), p.stderr[-2000:]))
+            rates = {m.group(1): float(m.group(2)) for m in pattern.finditer(p.stdout)}
+            rss = float(re.search(r"RSS (\d+)", p.stderr).group(1)) / 1024
+            res[k].append(dict(rates, rss=rss))
+    d, L, T, f = 300, 2, 32, 1024
+    fwd = L * (2 * T * (4 * d * d + 2 * d * f) + 4 * T * T * d) + 2 * T * d * 4
+    for what, flops in (("train", 3 * fwd), ("inference", fwd)):
+        runs = {k: [dict(tokens_per_s=r[what], peak_rss_mb=r["rss"]) for r in v] for k, v in res.items()}
+        row(table, "classifier %s (samples/s)" % what, runs["attn"], {"torch": runs["torch"]}, flops, peak)
+    notes.append("classifier: peak RSS covers its train and inference runs together (one process)")
+
+
+def print_table(table, peak_before, peak_after, threads):
+    print("\nthreads %d; fp32 GEMM peak %.0f GFLOPS before, %.0f after (mean %.0f used)" %
+          (threads, peak_before, peak_after, (peak_before + peak_after) / 2))
+    print("ratio = attn / other (> 1: attn faster); %%peak = model FLOPs/s / GEMM peak; RSS in MB\n")
+    hdr = "| %-34s | %9s | %9s | %6s | %9s | %6s | %9s | %6s | %6s | %6s | %6s | %6s | %5s | %5s | %5s |"
+    print(hdr % ("task", "attn", "torch", "ratio", "ct2", "ratio", "ct2 int8", "ratio", "RSS a", "RSS t", "RSS c",
+                 "RSS c8", "%pk a", "%pk t", "%pk c"))
+    print("|" + "|".join("-" * (w + 2) for w in (34, 9, 9, 6, 9, 6, 9, 6, 6, 6, 6, 6, 5, 5, 5)) + "|")
+    f = lambda r, k, fmt: (fmt % r[k]) if k in r else "-"  # noqa: E731
+    for r in table:
+        print(hdr % (r["task"], f(r, "attn", "%.1f"), f(r, "torch", "%.1f"), f(r, "torch_ratio", "%.2f"),
+                     f(r, "ct2", "%.1f"), f(r, "ct2_ratio", "%.2f"), f(r, "ct2_int8", "%.1f"),
+                     f(r, "ct2_int8_ratio", "%.2f"), f(r, "attn_rss", "%.0f"), f(r, "torch_rss", "%.0f"),
+                     f(r, "ct2_rss", "%.0f"), f(r, "ct2_int8_rss", "%.0f"), f(r, "attn_peak", "%.3f"),
+                     f(r, "torch_peak", "%.3f"), f(r, "ct2_peak", "%.3f")))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", default=os.path.join(REPO, "build"))
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--only", default="train,translate,classifier")
+    p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--configs", default="small,base", help="training configurations")
+    p.add_argument("--quick", action="store_true", help="fewer steps and sentences (2 at batch 1)")
+    p.add_argument("--max-len", type=int, default=32, help="output tokens per sentence at most")
+    p.add_argument("--work", default="/tmp/attn-compare")
+    p.add_argument("--ct2-python", default="/work/venv-ct2/bin/python",
+                   help="a python with ctranslate2 installed ('' to skip CTranslate2)")
+    a = p.parse_args()
+    if a.ct2_python and not os.path.exists(a.ct2_python):
+        print("no %s: CTranslate2 skipped" % a.ct2_python, file=sys.stderr)
+        a.ct2_python = ""
+    env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE", OMP_NUM_THREADS=str(a.threads))
+    only = set(a.only.split(","))
+    table, notes = [], []
+    peak_before = measure_peak(a.build, a.threads, env)
+    peak = peak_before
+    print("GEMM peak %.0f GFLOPS" % peak, file=sys.stderr)
+    if "train" in only:
+        bench_train(a, env, table, peak)
+    if "translate" in only:
+        bench_translate(a, env, table, peak, notes)
+    if "classifier" in only:
+        bench_classifier(a, env, table, peak, notes)
+    peak_after = measure_peak(a.build, a.threads, env)
+    scale = peak / ((peak_before + peak_after) / 2)
+    for r in table:
+        for k in list(r):
+            if k.endswith("_peak"):
+                r[k] *= scale
+    print_table(table, peak_before, peak_after, a.threads)
+    for n in notes:
+        print("  " + n)
+
+
+if __name__ == "__main__":
+    main()

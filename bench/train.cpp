@@ -1,0 +1,133 @@
+// Training throughput of the translation Transformer: target tokens per second of full
+// optimizer steps (forward, label-smoothed cross-entropy, backward, Adam), the loop of
+// attn train (src/train/translation_trainer.cpp) on random ids, so that the figure can be set
+// beside PyTorch's twin (bench/torch_bench.py train) on the same configuration.
+//
+//   bench_train [--config base|small] [--threads N] [--batch B] [--len T] [--steps S]
+//               [--warmup W] [--peak | --peak-only]
+//
+// base: d_model 512, 6+6 layers, 8 heads, d_ff 2048; small: 256, 3+3, 4 heads, 1024; both
+// vocabulary 8000, dropout 0.1, label smoothing 0.1, batch B sentences of T source and T target
+// tokens (default 128 x 32, no padding). --peak also measures the fp32 GEMM peak (--peak-only: only
+// that). Prints one JSON
+// line: {"tokens_per_s", "step_s", "steps", "peak_rss_mb", "gemm_peak_gflops"}.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "attn/error.h"
+#include "attn/kernels/gemm.h"
+#include "attn/models/transformer.h"
+#include "attn/ops/loss.h"
+#include "attn/train/adam.h"
+
+using namespace attn;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+  std::string config = "small";
+  int threads = 2;
+  int64_t batch = 128, len = 32;
+  int steps = 5, warmup = 1;
+  bool peak = false, peak_only = false;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) fail("bench_train: ", a, " needs a value");
+      return argv[++i];
+    };
+    if (a == "--config") o.config = next();
+    else if (a == "--threads") o.threads = std::atoi(next());
+    else if (a == "--batch") o.batch = std::atoll(next());
+    else if (a == "--len") o.len = std::atoll(next());
+    else if (a == "--steps") o.steps = std::atoi(next());
+    else if (a == "--warmup") o.warmup = std::atoi(next());
+    else if (a == "--peak") o.peak = true;
+    else if (a == "--peak-only") o.peak = o.peak_only = true;
+    else fail("bench_train: unknown argument ", a);
+  }
+  return o;
+}
+
+TransformerConfig config_named(const std::string& name) {
+  TransformerConfig c;  // the paper's base model
+  if (name == "small") {
+    c.d_model = 256;
+    c.encoder_layers = c.decoder_layers = 3;
+    c.heads = 4;
+    c.d_ff = 1024;
+  } else if (name != "base") {
+    fail("bench_train: --config must be base or small, got ", name);
+  }
+  c.max_len = 512;
+  return c;
+}
+
+// [rows, len] random ids in [3, vocab) (no padding, bos or eos: every position is a token).
+Tensor random_ids(int64_t rows, int64_t len, int64_t vocab, Rng& rng) {
+  Tensor t = Tensor::empty({rows, len}, DType::i32);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data<int32_t>()[i] = 3 + static_cast<int32_t>(rng.below(static_cast<uint64_t>(vocab - 3)));
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    Options o = parse(argc, argv);
+    set_num_threads(o.threads);
+    double peak = o.peak ? measure_gemm_peak_gflops(o.threads) : 0.0;
+    if (o.peak_only) {
+      std::printf("{\"gemm_peak_gflops\": %.1f, \"threads\": %d}\n", peak, o.threads);
+      return 0;
+    }
+    TransformerConfig c = config_named(o.config);
+    Transformer model = make_transformer(c, 1);
+    Adam adam(model.parameters());
+    Rng data_rng(5), dropout_rng(7);
+    Tensor src = random_ids(o.batch, o.len, c.src_vocab, data_rng);
+    Tensor tgt_in = random_ids(o.batch, o.len, c.tgt_vocab, data_rng);
+    Tensor tgt_out = random_ids(o.batch, o.len, c.tgt_vocab, data_rng);
+    Tensor src_pad = padding_mask(src, c.pad_id);
+    Context ctx{true, c.dropout, &dropout_rng};
+    float last_loss = 0.0f;
+    auto step = [&] {
+      Tape tape;
+      TapeScope scope(tape);
+      Var memory = encode(model, src, ctx);
+      Var logits = decode(model, tgt_in, memory, src_pad, ctx);
+      Var loss = cross_entropy(logits, tgt_out, 0.1f, c.pad_id);
+      tape.backward(loss);
+      adam.update(1e-4f);
+      adam.zero_grad();
+      last_loss = loss.value().data<float>()[0];
+    };
+    for (int i = 0; i < o.warmup; ++i) step();
+    auto t0 = Clock::now();
+    for (int i = 0; i < o.steps; ++i) step();
+    double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double step_s = seconds / o.steps;
+    std::printf("{\"system\": \"attn\", \"config\": \"%s\", \"threads\": %d, \"tokens_per_s\": %.2f, "
+                "\"step_s\": %.4f, \"steps\": %d, \"last_loss\": %.4f, \"peak_rss_mb\": %.1f, "
+                "\"gemm_peak_gflops\": %.1f}\n",
+                o.config.c_str(), o.threads, static_cast<double>(o.batch * o.len) / step_s, step_s,
+                o.steps, last_loss, ru.ru_maxrss / 1024.0, peak);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_train: %s\n", e.what());
+    return 1;
+  }
+}

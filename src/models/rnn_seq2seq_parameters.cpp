@@ -1,0 +1,173 @@
+// The RNN encoder-decoder's parameters: their checkpoint keys (tests/rnn/torch_rnn.py's
+// state_dict), shapes, fresh initialisation, and building a model around loaded tensors.
+#include <cmath>
+#include <cstring>
+
+#include "attn/error.h"
+#include "attn/models/rnn_seq2seq.h"
+
+namespace attn {
+namespace {
+
+enum class Init { xavier, embedding, recurrent, zeros };
+
+struct ParamSpec {
+  std::string key;
+  Shape shape;
+  Init init;
+};
+
+int64_t encoder_hidden(const TransformerConfig& c) {
+  return c.encoder_hidden > 0 ? c.encoder_hidden : c.d_model / (c.bidirectional ? 2 : 1);
+}
+int64_t encoder_out(const TransformerConfig& c) { return (c.bidirectional ? 2 : 1) * encoder_hidden(c); }
+
+void add_rnn(std::vector<ParamSpec>& s, const std::string& prefix, const TransformerConfig& c, int64_t layers,
+             bool bidirectional, int64_t in, int64_t H) {
+  for (const auto& [key, shape] : rnn_parameter_shapes(prefix, c.rnn_cell, layers, bidirectional, in, H))
+    s.push_back({key, shape, Init::recurrent});
+}
+
+// The distinct parameters (tied ones appear once, under their first name).
+std::vector<ParamSpec> specs(const TransformerConfig& c) {
+  const int64_t D = c.d_model, enc = encoder_out(c);
+  std::vector<ParamSpec> s;
+  s.push_back({"src_embed.weight", {c.src_vocab, D}, Init::embedding});
+  if (!c.share_embeddings) s.push_back({"tgt_embed.weight", {c.tgt_vocab, D}, Init::embedding});
+  add_rnn(s, "encoder", c, c.encoder_layers, c.bidirectional, D, encoder_hidden(c));
+  if (enc != D) {
+    s.push_back({"bridge_h.weight", {D, enc}, Init::xavier});
+    s.push_back({"bridge_h.bias", {D}, Init::zeros});
+    if (c.rnn_cell == "lstm") {
+      s.push_back({"bridge_c.weight", {D, enc}, Init::xavier});
+      s.push_back({"bridge_c.bias", {D}, Init::zeros});
+    }
+  }
+  add_rnn(s, "decoder", c, c.decoder_layers, false, c.input_feeding ? D + enc : D, D);
+  if (c.score == "bilinear") s.push_back({"attention.W", {D, enc}, Init::xavier});
+  if (c.score == "additive") {
+    s.push_back({"attention.W", {D, D}, Init::xavier});
+    s.push_back({"attention.U.weight", {D, enc}, Init::xavier});
+    s.push_back({"attention.U.bias", {D}, Init::zeros});
+    s.push_back({"attention.v", {1, D}, Init::xavier});
+  }
+  s.push_back({"readout.weight", {D, D + enc}, Init::xavier});
+  s.push_back({"readout.bias", {D}, Init::zeros});
+  if (!c.tie_output) s.push_back({"generator.weight", {c.tgt_vocab, D}, Init::xavier});
+  s.push_back({"generator.bias", {c.tgt_vocab}, Init::zeros});
+  return s;
+}
+
+// Tied keys and the key whose Var they share.
+std::vector<std::pair<std::string, std::string>> aliases(const TransformerConfig& c) {
+  std::vector<std::pair<std::string, std::string>> a;
+  if (c.share_embeddings) a.emplace_back("tgt_embed.weight", "src_embed.weight");
+  if (c.tie_output) a.emplace_back("generator.weight", c.share_embeddings ? "src_embed.weight" : "tgt_embed.weight");
+  return a;
+}
+
+Var optional(const std::map<std::string, Var>& n, const std::string& key) {
+  auto it = n.find(key);
+  return it == n.end() ? Var() : it->second;
+}
+
+// Fills the model's structs from m.named (aliases already added).
+void wire(RnnSeq2Seq& m) {
+  const TransformerConfig& c = m.config;
+  const auto& n = m.named;
+  m.src_embed = n.at("src_embed.weight");
+  m.tgt_embed = n.at("tgt_embed.weight");
+  m.encoder = rnn_from(n, "encoder", c.rnn_cell, c.encoder_layers, c.bidirectional);
+  m.bridge_h = Linear{optional(n, "bridge_h.weight"), optional(n, "bridge_h.bias")};
+  m.bridge_c = Linear{optional(n, "bridge_c.weight"), optional(n, "bridge_c.bias")};
+  m.decoder = rnn_from(n, "decoder", c.rnn_cell, c.decoder_layers, false);
+  m.attention.kind = parse_score(c.score);
+  m.attention.W = optional(n, "attention.W");
+  m.attention.U = Linear{optional(n, "attention.U.weight"), optional(n, "attention.U.bias")};
+  m.attention.v = optional(n, "attention.v");
+  m.readout = Linear{n.at("readout.weight"), n.at("readout.bias")};
+  m.generator = Linear{n.at("generator.weight"), n.at("generator.bias")};
+}
+
+void check_rnn_config(const TransformerConfig& config) {
+  config.validate();
+  check(config.model == "rnn", "rnn_seq2seq: config.model is '", config.model, "', expected 'rnn'");
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, Var>> RnnSeq2Seq::parameters() const {
+  std::vector<std::pair<std::string, Var>> out;
+  for (const ParamSpec& s : specs(config)) out.emplace_back(s.key, named.at(s.key));
+  return out;
+}
+
+int64_t RnnSeq2Seq::encoder_out() const { return attn::encoder_out(config); }
+
+RnnSeq2Seq make_rnn_seq2seq(const TransformerConfig& config, uint64_t seed) {
+  check_rnn_config(config);
+  RnnSeq2Seq m;
+  m.config = config;
+  Rng rng(seed);
+  for (const ParamSpec& s : specs(config)) {
+    Tensor t = Tensor::empty(s.shape);
+    switch (s.init) {
+      case Init::xavier: {
+        // U(-a, a), a = sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio 2010)
+        float a = std::sqrt(6.0f / static_cast<float>(s.shape[0] + s.shape[1]));
+        fill_uniform(t, -a, a, rng);
+        break;
+      }
+      case Init::recurrent: {
+        // PyTorch's nn.LSTM / nn.GRU: U(-1/sqrt(H), 1/sqrt(H)) for every weight and bias
+        bool decoder = s.key.rfind("decoder.", 0) == 0;
+        float a = 1.0f / std::sqrt(static_cast<float>(decoder ? config.d_model : encoder_out(config) /
+                                                                      (config.bidirectional ? 2 : 1)));
+        fill_uniform(t, -a, a, rng);
+        break;
+      }
+      case Init::embedding: fill_normal(t, 0.0f, 1.0f / std::sqrt(static_cast<float>(config.d_model)), rng); break;
+      case Init::zeros: t.zero(); break;
+    }
+    m.named[s.key] = Var(t, true);
+  }
+  for (const auto& [alias, target] : aliases(config)) m.named[alias] = m.named.at(target);
+  wire(m);
+  return m;
+}
+
+RnnSeq2Seq rnn_seq2seq_from_tensors(const TransformerConfig& config, const std::map<std::string, Tensor>& tensors,
+                                    const std::string& source) {
+  check_rnn_config(config);
+  RnnSeq2Seq m;
+  m.config = config;
+  std::map<std::string, bool> used;
+  for (const ParamSpec& s : specs(config)) {
+    auto it = tensors.find(s.key);
+    check(it != tensors.end(), source, ": tensor '", s.key, "' is missing");
+    const Tensor& t = it->second;
+    check(t.dtype() == DType::f32, source, ": tensor '", s.key, "' has dtype ", dtype_name(t.dtype()),
+          ", expected F32");
+    check(t.shape() == s.shape, source, ": tensor '", s.key, "' has shape ", shape_str(t.shape()),
+          ", the config needs ", shape_str(s.shape));
+    m.named[s.key] = Var(t.clone(), true);  // owned: training updates it in place
+    used[s.key] = true;
+  }
+  for (const auto& [alias, target] : aliases(config)) {
+    m.named[alias] = m.named.at(target);
+    auto it = tensors.find(alias);
+    if (it == tensors.end()) continue;
+    const Tensor& t = it->second;
+    Tensor want = m.named.at(target).value();
+    check(t.shape() == want.shape() && t.dtype() == DType::f32 &&
+              std::memcmp(t.contiguous().raw_data(), want.raw_data(), want.nbytes()) == 0,
+          source, ": tensor '", alias, "' should be tied to '", target, "' but differs from it");
+    used[alias] = true;
+  }
+  for (const auto& [key, t] : tensors)
+    check(used.count(key) > 0, source, ": unexpected tensor '", key, "' for this configuration");
+  wire(m);
+  return m;
+}
+
+}  // namespace attn
