@@ -1,9 +1,9 @@
 // The Transformer's parameters: their checkpoint keys and shapes, fresh initialisation, and
 // building a model around loaded tensors.
 #include <cmath>
-#include <cstring>
 
 #include "attn/error.h"
+#include "attn/models/named_tensors.h"
 #include "attn/models/transformer.h"
 #include "attn/nn/positional_encoding.h"
 
@@ -161,31 +161,9 @@ Transformer transformer_from_tensors(const TransformerConfig& config,
   config.validate();
   Transformer m;
   m.config = config;
-  std::map<std::string, bool> used;
-  for (const ParamSpec& s : specs(config)) {
-    auto it = tensors.find(s.key);
-    check(it != tensors.end(), source, ": tensor '", s.key, "' is missing");
-    const Tensor& t = it->second;
-    check(t.dtype() == DType::f32, source, ": tensor '", s.key, "' has dtype ", dtype_name(t.dtype()),
-          ", expected F32");
-    check(t.shape() == s.shape, source, ": tensor '", s.key, "' has shape ", shape_str(t.shape()),
-          ", the config needs ", shape_str(s.shape));
-    m.named[s.key] = Var(t.clone(), true);  // owned: training updates it in place
-    used[s.key] = true;
-  }
-  for (const auto& [alias, target] : aliases(config)) {
-    m.named[alias] = m.named.at(target);
-    auto it = tensors.find(alias);
-    if (it == tensors.end()) continue;
-    const Tensor& t = it->second;
-    Tensor want = m.named.at(target).value();
-    check(t.shape() == want.shape() && t.dtype() == DType::f32 &&
-              std::memcmp(t.contiguous().raw_data(), want.raw_data(), want.nbytes()) == 0,
-          source, ": tensor '", alias, "' should be tied to '", target, "' but differs from it");
-    used[alias] = true;
-  }
-  for (const auto& [key, t] : tensors)
-    check(used.count(key) > 0, source, ": unexpected tensor '", key, "' for this configuration");
+  std::vector<TensorSpec> wanted;
+  for (const ParamSpec& s : specs(config)) wanted.push_back({s.key, s.shape});
+  load_named_tensors(wanted, aliases(config), tensors, source, m.named);
   wire(m);
   return m;
 }

@@ -1,0 +1,29 @@
+// A model's parameters by checkpoint key, filled from the tensors of a file (safetensors, npz),
+// with checks that name the file and the tensor at fault. The Transformer and the RNN
+// encoder-decoder both load through it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attn/autodiff/var.h"
+#include "attn/tensor/tensor.h"
+
+namespace attn {
+
+struct TensorSpec {
+  std::string key;
+  Shape shape;
+};
+
+// Fills `named` with owned f32 copies of the tensors `specs` lists (each checked for presence,
+// dtype and shape), makes every alias the same Var as its target (a stored alias must equal its
+// target: tied weights), and fails on any tensor the configuration does not use.
+void load_named_tensors(const std::vector<TensorSpec>& specs,
+                        const std::vector<std::pair<std::string, std::string>>& aliases,
+                        const std::map<std::string, Tensor>& tensors, const std::string& source,
+                        std::map<std::string, Var>& named);
+
+}  // namespace attn

@@ -1,0 +1,40 @@
+#include "attn/models/named_tensors.h"
+
+#include <cstring>
+
+#include "attn/error.h"
+
+namespace attn {
+
+void load_named_tensors(const std::vector<TensorSpec>& specs,
+                        const std::vector<std::pair<std::string, std::string>>& aliases,
+                        const std::map<std::string, Tensor>& tensors, const std::string& source,
+                        std::map<std::string, Var>& named) {
+  std::map<std::string, bool> used;
+  for (const TensorSpec& s : specs) {
+    auto it = tensors.find(s.key);
+    check(it != tensors.end(), source, ": tensor '", s.key, "' is missing");
+    const Tensor& t = it->second;
+    check(t.dtype() == DType::f32, source, ": tensor '", s.key, "' has dtype ", dtype_name(t.dtype()),
+          ", expected F32");
+    check(t.shape() == s.shape, source, ": tensor '", s.key, "' has shape ", shape_str(t.shape()),
+          ", the config needs ", shape_str(s.shape));
+    named[s.key] = Var(t.clone(), true);  // owned: training updates it in place
+    used[s.key] = true;
+  }
+  for (const auto& [alias, target] : aliases) {
+    named[alias] = named.at(target);
+    auto it = tensors.find(alias);
+    if (it == tensors.end()) continue;
+    const Tensor& t = it->second;
+    Tensor want = named.at(target).value();
+    check(t.shape() == want.shape() && t.dtype() == DType::f32 &&
+              std::memcmp(t.contiguous().raw_data(), want.raw_data(), want.nbytes()) == 0,
+          source, ": tensor '", alias, "' should be tied to '", target, "' but differs from it");
+    used[alias] = true;
+  }
+  for (const auto& [key, t] : tensors)
+    check(used.count(key) > 0, source, ": unexpected tensor '", key, "' for this configuration");
+}
+
+}  // namespace attn
