@@ -6,6 +6,13 @@
 
 namespace attn {
 
+std::vector<std::pair<std::string, std::string>> tied_aliases(const TransformerConfig& c) {
+  std::vector<std::pair<std::string, std::string>> a;
+  if (c.share_embeddings) a.emplace_back("tgt_embed.weight", "src_embed.weight");
+  if (c.tie_output) a.emplace_back("generator.weight", c.share_embeddings ? "src_embed.weight" : "tgt_embed.weight");
+  return a;
+}
+
 void load_named_tensors(const std::vector<TensorSpec>& specs,
                         const std::vector<std::pair<std::string, std::string>>& aliases,
                         const std::map<std::string, Tensor>& tensors, const std::string& source,

@@ -58,14 +58,6 @@ std::vector<ParamSpec> specs(const TransformerConfig& c) {
   return s;
 }
 
-// Tied keys and the key whose Var they share.
-std::vector<std::pair<std::string, std::string>> aliases(const TransformerConfig& c) {
-  std::vector<std::pair<std::string, std::string>> a;
-  if (c.share_embeddings) a.emplace_back("tgt_embed.weight", "src_embed.weight");
-  if (c.tie_output) a.emplace_back("generator.weight", c.share_embeddings ? "src_embed.weight" : "tgt_embed.weight");
-  return a;
-}
-
 Var optional(const std::map<std::string, Var>& n, const std::string& key) {
   auto it = n.find(key);
   return it == n.end() ? Var() : it->second;
@@ -131,7 +123,7 @@ RnnSeq2Seq make_rnn_seq2seq(const TransformerConfig& config, uint64_t seed) {
     }
     m.named[s.key] = Var(t, true);
   }
-  for (const auto& [alias, target] : aliases(config)) m.named[alias] = m.named.at(target);
+  for (const auto& [alias, target] : tied_aliases(config)) m.named[alias] = m.named.at(target);
   wire(m);
   return m;
 }
@@ -143,7 +135,7 @@ RnnSeq2Seq rnn_seq2seq_from_tensors(const TransformerConfig& config, const std::
   m.config = config;
   std::vector<TensorSpec> wanted;
   for (const ParamSpec& s : specs(config)) wanted.push_back({s.key, s.shape});
-  load_named_tensors(wanted, aliases(config), tensors, source, m.named);
+  load_named_tensors(wanted, tied_aliases(config), tensors, source, m.named);
   wire(m);
   return m;
 }

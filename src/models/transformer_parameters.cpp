@@ -75,14 +75,6 @@ std::vector<ParamSpec> specs(const TransformerConfig& c) {
   return s;
 }
 
-// Tied keys and the key whose Var they share.
-std::vector<std::pair<std::string, std::string>> aliases(const TransformerConfig& c) {
-  std::vector<std::pair<std::string, std::string>> a;
-  if (c.share_embeddings) a.emplace_back("tgt_embed.weight", "src_embed.weight");
-  if (c.tie_output) a.emplace_back("generator.weight", c.share_embeddings ? "src_embed.weight" : "tgt_embed.weight");
-  return a;
-}
-
 MultiHeadAttention attention_at(std::map<std::string, Var>& n, const std::string& p, int64_t heads,
                                 const std::string& score) {
   MultiHeadAttention a{heads, n.at(p + ".in_proj_weight"), n.at(p + ".in_proj_bias"),
@@ -150,7 +142,7 @@ Transformer make_transformer(const TransformerConfig& config, uint64_t seed) {
     }
     m.named[s.key] = Var(t, true);
   }
-  for (const auto& [alias, target] : aliases(config)) m.named[alias] = m.named.at(target);
+  for (const auto& [alias, target] : tied_aliases(config)) m.named[alias] = m.named.at(target);
   wire(m);
   return m;
 }
@@ -163,7 +155,7 @@ Transformer transformer_from_tensors(const TransformerConfig& config,
   m.config = config;
   std::vector<TensorSpec> wanted;
   for (const ParamSpec& s : specs(config)) wanted.push_back({s.key, s.shape});
-  load_named_tensors(wanted, aliases(config), tensors, source, m.named);
+  load_named_tensors(wanted, tied_aliases(config), tensors, source, m.named);
   wire(m);
   return m;
 }

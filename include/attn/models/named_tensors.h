@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attn/autodiff/var.h"
+#include "attn/models/transformer_config.h"
 #include "attn/tensor/tensor.h"
 
 namespace attn {
@@ -17,6 +18,10 @@ struct TensorSpec {
   std::string key;
   Shape shape;
 };
+
+// The tied keys of a seq2seq model and the key whose Var each shares (shared embeddings, tied
+// output projection): the same for the Transformer and the RNN encoder-decoder.
+std::vector<std::pair<std::string, std::string>> tied_aliases(const TransformerConfig& c);
 
 // Fills `named` with owned f32 copies of the tensors `specs` lists (each checked for presence,
 // dtype and shape), makes every alias the same Var as its target (a stored alias must equal its
