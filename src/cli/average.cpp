@@ -1,4 +1,5 @@
-// attn average: the mean of the last K checkpoints as a model (the paper averages the last 5, §6.1).
+// attn average: the mean of the last K checkpoints as a model (the paper averages the last 5, §6.1),
+// for the Transformer and the RNN encoder-decoder alike.
 #include <cstdio>
 #include <filesystem>
 
@@ -6,6 +7,7 @@
 #include "attn/error.h"
 #include "attn/io/io.h"
 #include "attn/models/model_dir.h"
+#include "attn/models/seq2seq.h"
 #include "attn/train/checkpoint.h"
 
 namespace attn::cli {
@@ -26,7 +28,11 @@ int run_average(int argc, char** argv) {
   std::vector<std::string> chosen(all.end() - std::min<size_t>(all.size(), last), all.end());
   nlohmann::json config = read_json_file(dir + "/config.json");
   TransformerConfig c = transformer_config_from_json(config, dir + "/config.json");
-  Transformer m = transformer_from_tensors(c, average_checkpoints(chosen), dir + "/checkpoints");
+  // Either family (config.json's "model"): the averaged tensors are checked against its parameters.
+  std::map<std::string, Tensor> mean = average_checkpoints(chosen);
+  std::string source = dir + "/checkpoints";
+  Seq2Seq m = c.model == "rnn" ? as_seq2seq(rnn_seq2seq_from_tensors(c, mean, source))
+                               : as_seq2seq(transformer_from_tensors(c, mean, source));
   nlohmann::json extra = nlohmann::json::object();
   if (config.contains("tokenizer")) {
     std::string tok = config["tokenizer"].get<std::string>();
@@ -35,7 +41,7 @@ int run_average(int argc, char** argv) {
     extra["tokenizer"] = tok;
   }
   extra["training"] = {{"averaged", chosen}};
-  save_transformer(m, out, extra);
+  save_seq2seq(m, out, extra);
   std::fprintf(stderr, "averaged %zu checkpoints (%s .. %s) into %s\n", chosen.size(), chosen.front().c_str(),
                chosen.back().c_str(), out.c_str());
   return 0;

@@ -1,30 +1,41 @@
-// attn import-torch / export-torch: the model directory <-> torch_ref.py's directory.
+// attn import-torch / export-torch: the model directory <-> PyTorch's directory (config.json +
+// weights.npz): torch_ref.py's for the Transformer, tests/rnn/torch_rnn.py's for `model: rnn`.
 #include <cstdio>
 
 #include "attn/cli/args.h"
 #include "attn/models/model_dir.h"
+#include "attn/models/rnn_seq2seq_torch.h"
+#include "attn/models/seq2seq.h"
 
 namespace attn::cli {
 
 int run_import_torch(int argc, char** argv) {
   Args args("import-torch", "Reads REF_DIR/config.json and REF_DIR/weights.npz (as written by\n"
-                            "torch_ref.py make) and writes the attn model directory MODEL_DIR.");
+                            "torch_ref.py make, or export-torch; \"model\": \"rnn\" for the RNN\n"
+                            "encoder-decoder of tests/rnn/torch_rnn.py) and writes the attn model directory MODEL_DIR.");
   args.positional("REF_DIR", "torch_ref.py's model directory").positional("MODEL_DIR", "attn model directory to write");
   if (!args.parse(argc, argv)) return 0;
-  Transformer m = import_torch(args.str("REF_DIR"));
-  save_transformer(m, args.str("MODEL_DIR"));
+  std::string ref = args.str("REF_DIR");
+  nlohmann::json j = read_json_file(ref + "/config.json");
+  bool rnn = j.contains("model") && j["model"] == "rnn";
+  Seq2Seq m = rnn ? as_seq2seq(import_torch_rnn(ref)) : as_seq2seq(import_torch(ref));
+  save_seq2seq(m, args.str("MODEL_DIR"));
   std::fprintf(stderr, "imported %zu tensors into %s\n", m.parameters().size(), args.str("MODEL_DIR").c_str());
   return 0;
 }
 
 int run_export_torch(int argc, char** argv) {
   Args args("export-torch", "Writes MODEL_DIR as REF_DIR/config.json + REF_DIR/weights.npz, which\n"
-                            "torch_ref.py (and numpy.load) read.");
+                            "torch_ref.py (Transformer), tests/rnn/torch_rnn.py (model: rnn) and numpy.load read.");
   args.positional("MODEL_DIR", "attn model directory").positional("REF_DIR", "directory to write");
   if (!args.parse(argc, argv)) return 0;
-  Transformer m = load_transformer(args.str("MODEL_DIR"));
-  export_torch(m, args.str("REF_DIR"));
-  std::fprintf(stderr, "exported %zu tensors to %s\n", m.named.size(), args.str("REF_DIR").c_str());
+  Seq2Seq m = load_seq2seq(args.str("MODEL_DIR"));
+  if (m.is_rnn())
+    export_torch_rnn(m.rnn, args.str("REF_DIR"));
+  else
+    export_torch(m.transformer, args.str("REF_DIR"));
+  size_t n = m.is_rnn() ? m.rnn.named.size() : m.transformer.named.size();
+  std::fprintf(stderr, "exported %zu tensors to %s\n", n, args.str("REF_DIR").c_str());
   return 0;
 }
 
