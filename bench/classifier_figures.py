@@ -59,10 +59,16 @@ def torch_result(log):
     return json.loads(re.search(r"^summary (.*)$", open(log).read(), re.M).group(1))
 
 
+def finished(log, marker):
+    return os.path.exists(log) and any(line.startswith(marker) for line in open(log, encoding="utf-8"))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--attn", required=True); p.add_argument("--out", default="runs/cls-figures")
     p.add_argument("--only", default=",".join(CONFIGS))
+    p.add_argument("--reuse", action="store_true",
+                   help="keep a system's finished run (attn: its model dir's log says done; PyTorch: its log has the summary)")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     env = dict(os.environ, OMP_WAIT_POLICY="passive")
@@ -70,14 +76,17 @@ def main():
     for name in a.only.split(","):
         data, epochs, every, opts = CONFIGS[name]
         t0 = time.time()
-        with open(f"{a.out}/{name}.attn.log", "w") as la:
-            x = subprocess.Popen(attn_cmd(a, name, data, epochs, every, opts), stdout=la, stderr=subprocess.STDOUT, env=env)
+        procs = []
+        if not (a.reuse and finished(f"{a.out}/{name}.attn.log", "done: ")):
+            procs.append(subprocess.Popen(attn_cmd(a, name, data, epochs, every, opts),
+                                          stdout=open(f"{a.out}/{name}.attn.log", "w"), stderr=subprocess.STDOUT, env=env))
             if opts.get("tokens") == "spm":  # the twin reads attn's vocab.txt and spm.model
-                while not os.path.exists(f"{a.out}/{name}/vocab.txt") and x.poll() is None:
+                while not os.path.exists(f"{a.out}/{name}/vocab.txt") and procs[0].poll() is None:
                     time.sleep(1)
-            with open(f"{a.out}/{name}.torch.log", "w") as lt:
-                t = subprocess.Popen(torch_cmd(a, name, data, epochs, every, opts), stdout=lt, stderr=subprocess.STDOUT, env=env)
-                assert x.wait() == 0 and t.wait() == 0, f"{name}: see {a.out}/{name}.*.log"
+        if not (a.reuse and finished(f"{a.out}/{name}.torch.log", "summary ")):
+            procs.append(subprocess.Popen(torch_cmd(a, name, data, epochs, every, opts),
+                                          stdout=open(f"{a.out}/{name}.torch.log", "w"), stderr=subprocess.STDOUT, env=env))
+        assert all(x.wait() == 0 for x in procs), f"{name}: see {a.out}/{name}.*.log"
         for system, r in (("attn", attn_result(f"{a.out}/{name}", data)), ("PyTorch", torch_result(f"{a.out}/{name}.torch.log"))):
             rows.append(f"| {name} | {json.dumps(opts)} | {system} | {epochs} | {100 * r['best_dev_accuracy']:.2f}% "
                         f"(epoch {r['best_epoch']}) | {' / '.join(f'{100 * e:.2f}' for e in r['epoch_end_accuracy'])} |")
