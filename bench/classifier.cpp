@@ -1,12 +1,16 @@
 // Training and inference samples/s of seed 002's classifier (vocab 5000, 4 classes, pad 32,
 // d 300, 5 heads, 2 layers, FFN 1024, dropout 0.5, flatten head, batch 128, Adam), the figure
 // to set beside PyTorch's: /usr/bin/python3 tests/classify/torch_classifier.py --bench
-//   bench_classifier [threads] [seconds per measurement]
+//   bench_classifier [threads] [seconds per measurement] [precision: fp32, bf16 or int8]
+// The precision (kernels/precision.h) applies to training and inference; int8 to inference only
+// (training is then skipped). Inference converts the weights once (PackedWeights).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
 #include "attn/kernels/gemm.h"
+#include "attn/kernels/gemm_int8.h"
+#include "attn/kernels/precision.h"
 #include "attn/models/classifier.h"
 #include "attn/ops/loss.h"
 #include "attn/train/adam.h"
@@ -17,6 +21,8 @@ using Clock = std::chrono::steady_clock;
 int main(int argc, char** argv) {
   int threads = argc > 1 ? std::atoi(argv[1]) : 2;
   double budget = argc > 2 ? std::atof(argv[2]) : 10.0;
+  const Precision precision = argc > 3 ? parse_precision(argv[3], "bench_classifier precision") : Precision::fp32;
+  std::printf("precision %s\n", precision_name(precision));
   set_num_threads(threads);
   ClassifierConfig c;
   c.vocab = 5000;
@@ -41,7 +47,8 @@ int main(int argc, char** argv) {
     std::printf("%-9s batch %lld: %6.1f ms/batch  %7.0f samples/s  (%d batches, %d threads)\n", what,
                 static_cast<long long>(B), 1000 * s / n, n * B / s, n, threads);
   };
-  measure("train", [&] {
+  if (precision != Precision::int8) measure("train", [&] {
+    PrecisionScope p(precision);
     Context ctx{true, c.dropout, &rng};
     Tape tape;
     TapeScope scope(tape);
@@ -50,7 +57,9 @@ int main(int argc, char** argv) {
     adam.update(5e-4f);
     adam.zero_grad();
   });
+  PackedWeights packed;
   measure("inference", [&] {
+    PrecisionScope p(precision, &packed);
     NoGrad no_grad;
     classifier_logits(m, ids, Context{});
   });

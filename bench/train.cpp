@@ -4,23 +4,30 @@
 // beside PyTorch's twin (bench/torch_bench.py train) on the same configuration.
 //
 //   bench_train [--config base|small] [--threads N] [--batch B] [--len T] [--steps S]
-//               [--warmup W] [--peak | --peak-only]
+//               [--warmup W] [--peak | --peak-only] [--precision fp32[,bf16...]]
 //
 // base: d_model 512, 6+6 layers, 8 heads, d_ff 2048; small: 256, 3+3, 4 heads, 1024; both
 // vocabulary 8000, dropout 0.1, label smoothing 0.1, batch B sentences of T source and T target
 // tokens (default 128 x 32, no padding). --peak also measures the fp32 GEMM peak (--peak-only: only
-// that). Prints one JSON
-// line: {"tokens_per_s", "step_s", "steps", "peak_rss_mb", "gemm_peak_gflops"}.
+// that). --precision (kernels/precision.h) takes a comma-separated list: the steps then alternate
+// between the precisions on the same model (fp32, bf16, fp32, bf16, ...: interleaved, so that load
+// from other processes hits both alike), each timed on its own. Prints one JSON line per precision:
+// {"precision", "tokens_per_s", "step_s", "cpu_step_s", "steps", "peak_rss_mb", "gemm_peak_gflops"};
+// cpu_step_s is the process's CPU time per step (all threads), the figure to compare when other
+// jobs share the cores.
 #include <sys/resource.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
+#include "attn/kernels/precision.h"
 #include "attn/models/transformer.h"
 #include "attn/ops/loss.h"
 #include "attn/train/adam.h"
@@ -30,13 +37,31 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+double cpu_seconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 struct Options {
   std::string config = "small";
   int threads = 2;
   int64_t batch = 128, len = 32;
   int steps = 5, warmup = 1;
   bool peak = false, peak_only = false;
+  std::vector<Precision> precisions{Precision::fp32};
 };
+
+std::vector<Precision> parse_precisions(const std::string& list) {
+  std::vector<Precision> out;
+  for (size_t start = 0; start <= list.size();) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    out.push_back(parse_precision(list.substr(start, end - start), "bench_train --precision"));
+    start = end + 1;
+  }
+  return out;
+}
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -52,6 +77,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--len") o.len = std::atoll(next());
     else if (a == "--steps") o.steps = std::atoi(next());
     else if (a == "--warmup") o.warmup = std::atoi(next());
+    else if (a == "--precision") o.precisions = parse_precisions(next());
     else if (a == "--peak") o.peak = true;
     else if (a == "--peak-only") o.peak = o.peak_only = true;
     else fail("bench_train: unknown argument ", a);
@@ -113,18 +139,35 @@ int main(int argc, char** argv) {
       adam.zero_grad();
       last_loss = loss.value().data<float>()[0];
     };
-    for (int i = 0; i < o.warmup; ++i) step();
-    auto t0 = Clock::now();
-    for (int i = 0; i < o.steps; ++i) step();
-    double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    const size_t np = o.precisions.size();
+    for (int i = 0; i < o.warmup; ++i)
+      for (Precision p : o.precisions) {
+        PrecisionScope scope(p);
+        step();
+      }
+    std::vector<double> seconds(np, 0.0), cpu(np, 0.0);
+    std::vector<float> losses(np, 0.0f);
+    for (int i = 0; i < o.steps; ++i)
+      for (size_t j = 0; j < np; ++j) {
+        PrecisionScope scope(o.precisions[j]);
+        auto t0 = Clock::now();
+        const double c0 = cpu_seconds();
+        step();
+        seconds[j] += std::chrono::duration<double>(Clock::now() - t0).count();
+        cpu[j] += cpu_seconds() - c0;
+        losses[j] = last_loss;
+      }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    double step_s = seconds / o.steps;
-    std::printf("{\"system\": \"attn\", \"config\": \"%s\", \"threads\": %d, \"tokens_per_s\": %.2f, "
-                "\"step_s\": %.4f, \"steps\": %d, \"last_loss\": %.4f, \"peak_rss_mb\": %.1f, "
-                "\"gemm_peak_gflops\": %.1f}\n",
-                o.config.c_str(), o.threads, static_cast<double>(o.batch * o.len) / step_s, step_s,
-                o.steps, last_loss, ru.ru_maxrss / 1024.0, peak);
+    for (size_t j = 0; j < np; ++j) {
+      double step_s = seconds[j] / o.steps;
+      std::printf("{\"system\": \"attn\", \"config\": \"%s\", \"precision\": \"%s\", \"threads\": %d, "
+                  "\"tokens_per_s\": %.2f, \"step_s\": %.4f, \"cpu_step_s\": %.4f, \"steps\": %d, \"last_loss\": %.4f, "
+                  "\"peak_rss_mb\": %.1f, \"gemm_peak_gflops\": %.1f}\n",
+                  o.config.c_str(), precision_name(o.precisions[j]), o.threads,
+                  static_cast<double>(o.batch * o.len) / step_s, step_s, cpu[j] / o.steps, o.steps, losses[j],
+                  ru.ru_maxrss / 1024.0, peak);
+    }
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_train: %s\n", e.what());

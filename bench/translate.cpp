@@ -1,26 +1,37 @@
 // Translation throughput: output tokens per second of greedy or beam search (the KV-cached
 // batched search of attn translate, src/decode/search.cpp) over a file of source ids, with a
-// model in torch_ref.py's layout, so that PyTorch (bench/torch_bench.py translate) and
+// model in torch_ref.py's layout (or an attn model directory), so that PyTorch (bench/torch_bench.py translate) and
 // CTranslate2 (bench/ct2_bench.py) run the same model on the same input.
 //
 //   bench_translate --model DIR --src IDS [--out IDS] [--beam K] [--batch B] [--max-len N]
-//                   [--alpha A] [--threads N] [--repeat R]
+//                   [--alpha A] [--threads N] [--repeat R] [--precision fp32[,bf16,int8]]
 //
 // Sentences are taken in file order, B at a time. Output tokens are the generated ids without
-// eos. Prints one JSON line: {"tokens_per_s", "seconds", "tokens", "peak_rss_mb"}; --out writes
-// the best hypothesis of each sentence as ids, one a line (for the token-by-token comparison).
+// eos. Prints one JSON line per precision: {"precision", "tokens_per_s", "seconds", "tokens",
+// "same_as_first", "peak_rss_mb"}; --out writes the best hypothesis of each sentence as ids, one a
+// line (for the token-by-token comparison; the first precision's). With several precisions
+// (kernels/precision.h) each repeat runs them one after the other (interleaved); weights are
+// converted once, in the first repeat, and the time is the best repeat's. same_as_first: the
+// fraction of sentences whose output equals the first precision's. cpu_seconds: the process's
+// CPU time over the best repeat (all threads), the figure to compare on a machine shared with
+// other jobs, where wall time depends on the share of the cores a run gets.
 #include <sys/resource.h>
+#include <time.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "attn/decode/id_lines.h"
 #include "attn/decode/search.h"
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
+#include "attn/kernels/gemm_int8.h"
+#include "attn/kernels/precision.h"
 #include "attn/models/model_dir.h"
 
 using namespace attn;
@@ -28,13 +39,31 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+double cpu_seconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 struct Options {
   std::string model, src, out;
   int beam = 1, threads = 2, repeat = 1;
   size_t batch = 1;
   int max_len = 32;
   double alpha = 0.0;
+  std::vector<Precision> precisions{Precision::fp32};
 };
+
+std::vector<Precision> parse_precisions(const std::string& list) {
+  std::vector<Precision> out;
+  for (size_t start = 0; start <= list.size();) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    out.push_back(parse_precision(list.substr(start, end - start), "bench_translate --precision"));
+    start = end + 1;
+  }
+  return out;
+}
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -53,6 +82,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--alpha") o.alpha = std::atof(next());
     else if (a == "--threads") o.threads = std::atoi(next());
     else if (a == "--repeat") o.repeat = std::atoi(next());
+    else if (a == "--precision") o.precisions = parse_precisions(next());
     else fail("bench_translate: unknown argument ", a);
   }
   check(!o.model.empty() && !o.src.empty(), "bench_translate: --model and --src are needed");
@@ -66,7 +96,9 @@ int main(int argc, char** argv) {
   try {
     Options o = parse(argc, argv);
     set_num_threads(o.threads);
-    Transformer model = import_torch(o.model);
+    // An attn model directory (model.safetensors), else torch_ref.py's layout (weights.npz).
+    Transformer model = std::filesystem::exists(o.model + "/model.safetensors") ? load_transformer(o.model)
+                                                                               : import_torch(o.model);
     std::vector<std::vector<int32_t>> sources;
     std::ifstream in(o.src);
     check(in.good(), "bench_translate: cannot read ", o.src);
@@ -77,34 +109,46 @@ int main(int argc, char** argv) {
     so.beam = o.beam;
     so.length_penalty = o.alpha;
     so.max_len = o.max_len;
-    std::vector<std::vector<int32_t>> outputs(sources.size());
-    int64_t tokens = 0;
-    double seconds = 0.0;
-    for (int r = 0; r < o.repeat; ++r) {
-      tokens = 0;
-      auto t0 = Clock::now();
-      for (size_t first = 0; first < sources.size(); first += o.batch) {
-        size_t last = std::min(sources.size(), first + o.batch);
-        std::vector<std::vector<int32_t>> chunk(sources.begin() + first, sources.begin() + last);
-        auto hyps = search(model, chunk, so);
-        for (size_t i = 0; i < hyps.size(); ++i) {
-          outputs[first + i] = hyps[i][0].tokens;
-          tokens += static_cast<int64_t>(hyps[i][0].tokens.size());
+    const size_t np = o.precisions.size();
+    std::vector<std::vector<std::vector<int32_t>>> outputs(np, std::vector<std::vector<int32_t>>(sources.size()));
+    std::vector<int64_t> tokens(np, 0);
+    std::vector<double> seconds(np, 0.0), cpu(np, 0.0);
+    PackedWeights packed;  // the model's converted weights, one entry per (weight, precision)
+    for (int r = 0; r < o.repeat; ++r)
+      for (size_t p = 0; p < np; ++p) {
+        PrecisionScope scope(o.precisions[p], &packed);
+        tokens[p] = 0;
+        auto t0 = Clock::now();
+        const double c0 = cpu_seconds();
+        for (size_t first = 0; first < sources.size(); first += o.batch) {
+          size_t last = std::min(sources.size(), first + o.batch);
+          std::vector<std::vector<int32_t>> chunk(sources.begin() + first, sources.begin() + last);
+          auto hyps = search(model, chunk, so);
+          for (size_t i = 0; i < hyps.size(); ++i) {
+            outputs[p][first + i] = hyps[i][0].tokens;
+            tokens[p] += static_cast<int64_t>(hyps[i][0].tokens.size());
+          }
         }
+        double s = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (r == 0 || s < seconds[p]) seconds[p] = s, cpu[p] = cpu_seconds() - c0;  // best of the repeats
       }
-      double s = std::chrono::duration<double>(Clock::now() - t0).count();
-      if (r == 0 || s < seconds) seconds = s;  // best of the repeats
-    }
     if (!o.out.empty()) {
       std::ofstream out(o.out);
-      for (const auto& ids : outputs) out << format_ids(ids) << "\n";
+      for (const auto& ids : outputs[0]) out << format_ids(ids) << "\n";
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    std::printf("{\"system\": \"attn\", \"beam\": %d, \"batch\": %zu, \"threads\": %d, \"tokens_per_s\": %.2f, "
-                "\"seconds\": %.4f, \"tokens\": %lld, \"peak_rss_mb\": %.1f}\n",
-                o.beam, o.batch, o.threads, tokens / seconds, seconds, static_cast<long long>(tokens),
-                ru.ru_maxrss / 1024.0);
+    for (size_t p = 0; p < np; ++p) {
+      size_t same = 0;
+      for (size_t i = 0; i < sources.size(); ++i) same += outputs[p][i] == outputs[0][i];
+      std::printf("{\"system\": \"attn\", \"precision\": \"%s\", \"beam\": %d, \"batch\": %zu, \"threads\": %d, "
+                  "\"tokens_per_s\": %.2f, \"seconds\": %.4f, \"cpu_seconds\": %.4f, \"tokens\": %lld, \"same_as_first\": %.3f, "
+                  "\"peak_rss_mb\": %.1f}\n",
+                  precision_name(o.precisions[p]), o.beam, o.batch, o.threads, tokens[p] / seconds[p], seconds[p], cpu[p],
+                  static_cast<long long>(tokens[p]),
+                  sources.empty() ? 1.0 : static_cast<double>(same) / static_cast<double>(sources.size()),
+                  ru.ru_maxrss / 1024.0);
+    }
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_translate: %s\n", e.what());

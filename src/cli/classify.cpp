@@ -1,4 +1,4 @@
-// attn classify --model M [--top-k K] [--batch N] [--threads N] < texts > labels
+// attn classify --model M [--top-k K] [--batch N] [--threads N] [--precision fp32|bf16|int8] < texts > labels
 // One text a line in; one line out per text: "label<TAB>probability", or with --top-k K the K
 // most probable as "label<TAB>prob<TAB>label<TAB>prob...". A line of label<TAB>text is not
 // treated specially: the whole line is the text.
@@ -13,6 +13,8 @@
 #include "attn/data/text_file.h"
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
+#include "attn/kernels/gemm_int8.h"
+#include "attn/kernels/precision.h"
 #include "attn/models/classifier_dir.h"
 
 namespace attn::cli {
@@ -45,11 +47,15 @@ int run_classify(int argc, char** argv) {
   args.option("model", "classifier directory (attn train with task classification)")
       .option("top-k", "print the K most probable labels", "1")
       .option("batch", "texts per forward pass", "256")
-      .option("threads", "threads", "2");
+      .option("threads", "threads", "2")
+      .option("precision", "fp32, bf16 or int8: precision of the linear layers' products (bf16/int8: weights\n"
+                             "                          converted once, f32 accumulation and outputs)", "fp32");
   if (!args.parse(argc, argv)) return 0;
   check(args.has("model"), "classify: --model is required");
   set_num_threads(args.integer("threads"));
   ClassifierModel m = load_classifier(args.str("model"));
+  PackedWeights packed;  // m's weights in that precision, converted on first use; m never changes
+  PrecisionScope precision(parse_precision(args.str("precision"), "--precision"), &packed);
   int64_t k = std::clamp<int64_t>(args.integer("top-k"), 1, static_cast<int64_t>(m.labels.size()));
   size_t batch = static_cast<size_t>(std::max(1, args.integer("batch")));
   std::vector<std::string> texts;

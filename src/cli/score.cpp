@@ -1,6 +1,6 @@
 // attn score: the log-probability of each target given its source (teacher forcing), as
 // torch_ref.py's score: sum_t log p(y_t | y_<t, x) over the target followed by eos.
-//   attn score --model M --ids --src source.ids --tgt target.ids [--batch 32]
+//   attn score --model M --ids --src source.ids --tgt target.ids [--batch 32] [--precision fp32|bf16|int8]
 //   attn score --model M --src source.txt --tgt target.txt        (text: the model's SentencePiece model)
 #include <cstdio>
 #include <fstream>
@@ -16,6 +16,8 @@
 #include "attn/decode/text.h"
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
+#include "attn/kernels/gemm_int8.h"
+#include "attn/kernels/precision.h"
 #include "attn/models/model_dir.h"
 #include "attn/models/seq2seq.h"
 
@@ -61,7 +63,9 @@ int run_score(int argc, char** argv) {
       .option("src", "source file")
       .option("tgt", "target file, as many lines as the source")
       .option("batch", "sentence pairs scored together", "32")
-      .option("threads", "threads for the matrix products and attn's loops (default: all cores)");
+      .option("threads", "threads for the matrix products and attn's loops (default: all cores)")
+      .option("precision", "fp32, bf16 or int8: precision of the linear layers' products (bf16/int8: weights\n"
+                             "                          converted once, f32 accumulation and outputs)", "fp32");
   if (!args.parse(argc, argv)) return 0;
   check(args.has("model"), "missing --model DIR (see attn score --help)");
   check(args.has("src") && args.has("tgt"), "missing --src FILE or --tgt FILE (see attn score --help)");
@@ -87,6 +91,8 @@ int run_score(int argc, char** argv) {
           config.pad_id, " (nothing to condition on)");
   }
 
+  PackedWeights packed;  // m's weights in that precision, converted on first use; m never changes
+  PrecisionScope precision(parse_precision(args.str("precision"), "--precision"), &packed);
   std::vector<size_t> lengths;
   for (size_t i = 0; i < sources.size(); ++i) lengths.push_back(sources[i].size() + targets[i].size());
   std::vector<double> totals(sources.size());

@@ -8,6 +8,7 @@
 #include "attn/io/atomic_file.h"
 #include "attn/io/yaml.h"
 #include "attn/kernels/gemm.h"
+#include "attn/kernels/precision.h"
 #include "attn/train/classification_trainer.h"
 #include "attn/train/translation_trainer.h"
 
@@ -49,6 +50,7 @@ std::vector<ConfigKey> translation_schema() {
       {"train.max_tokens", 2048, "tokens per batch and side (padded batch size * length)"},
       {"train.accumulate", 1, "batches per optimizer step (gradient accumulation)"},
       {"train.schedule", "noam", "noam (the paper), constant or inverse_sqrt"},
+      {"train.decay", "none", "none, linear or cosine: the schedule times (1 - p) or (1 + cos(pi p)) / 2, p the fraction of the step or time budget used"},
       {"train.lr_factor", 2.0, "noam: lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)"},
       {"train.lr", 5e-4, "constant and inverse_sqrt: the peak learning rate"},
       {"train.warmup", 400, "warm-up steps"},
@@ -63,6 +65,7 @@ std::vector<ConfigKey> translation_schema() {
       {"train.max_epochs", 0, "stop after this many passes over the data (0: no limit)"},
       {"train.seed", 1, "seed of the initialisation, data order and dropout"},
       {"train.threads", 2, "threads"},
+      {"train.precision", "fp32", "fp32, or bf16: the products of linear layers and matmuls in bfloat16 with f32 accumulation (weights, gradients, Adam, norms and loss stay f32; validation runs in fp32)"},
       {"train.log_every", 50, "steps between progress lines"},
       {"train.checkpoint_every", 0, "steps between checkpoints (0: by time only)"},
       {"train.checkpoint_minutes", 15.0, "minutes between checkpoints (0: by steps only)"},
@@ -112,6 +115,7 @@ TranslationTrainOptions translation_options(const Config& c) {
   o.schedule.lr = c.real("train.lr");
   o.schedule.warmup = c.integer("train.warmup");
   o.schedule.d_model = m.d_model;
+  o.schedule.decay = c.str("train.decay");
   o.label_smoothing = static_cast<float>(c.real("train.label_smoothing"));
   o.teacher_forcing = {c.str("train.teacher_forcing_schedule"), c.real("train.teacher_forcing"),
                        c.real("train.teacher_forcing_min"), c.real("train.teacher_forcing_steps")};
@@ -131,6 +135,10 @@ TranslationTrainOptions translation_options(const Config& c) {
   o.valid_sentences = c.integer("train.valid_sentences");
   check(o.schedule.kind == "noam" || o.schedule.kind == "constant" || o.schedule.kind == "inverse_sqrt",
         "train.schedule must be noam, constant or inverse_sqrt, got '", o.schedule.kind, "'");
+  check(o.schedule.decay == "none" || o.schedule.decay == "linear" || o.schedule.decay == "cosine",
+        "train.decay must be none, linear or cosine, got '", o.schedule.decay, "'");
+  check(o.schedule.decay == "none" || o.max_steps > 0 || o.max_minutes > 0,
+        "train.decay '", o.schedule.decay, "' needs a budget to decay over: train.max_steps or train.max_minutes");
   o.model.validate();
   return o;
 }
@@ -177,6 +185,7 @@ std::vector<ConfigKey> classification_schema() {
       {"train.keep_checkpoints", 2, "checkpoints kept"},
       {"train.seed", 1, "seed of the initialisation, data order and dropout"},
       {"train.threads", 2, "threads"},
+      {"train.precision", "fp32", "fp32, or bf16: the products of linear layers and matmuls in bfloat16 with f32 accumulation (weights, gradients, Adam, norms and loss stay f32; validation runs in fp32)"},
   };
 }
 
@@ -254,6 +263,7 @@ int run_train(int argc, char** argv) {
       .option("max-minutes", "shortcut for --set train.max_minutes=M")
       .option("model-dir", "shortcut for --set model_dir=DIR")
       .option("threads", "shortcut for --set train.threads=N")
+      .option("precision", "shortcut for --set train.precision=fp32|bf16")
       .flag("resume", "continue from the newest checkpoint in model_dir, exactly")
       .flag("help-config", "list every configuration key with its default and meaning");
   if (!args.parse(argc, argv)) return 0;
@@ -262,6 +272,7 @@ int run_train(int argc, char** argv) {
   if (args.has("max-minutes")) sets.push_back("train.max_minutes=" + args.str("max-minutes"));
   if (args.has("model-dir")) sets.push_back("model_dir=" + args.str("model-dir"));
   if (args.has("threads")) sets.push_back("train.threads=" + args.str("threads"));
+  if (args.has("precision")) sets.push_back("train.precision=" + args.str("precision"));
   for (std::string& s : sets)  // --set model=rnn: the model family (model.* are its settings)
     if (s.rfind("model=", 0) == 0) s = "model.type=" + s.substr(6);
   std::string task = requested_task(args.str("config"), sets);
@@ -272,6 +283,9 @@ int run_train(int argc, char** argv) {
   }
   Config c = Config::load(args.str("config"), sets, schema);
   set_num_threads(static_cast<int>(c.integer("train.threads")));
+  const Precision precision = parse_precision(c.str("train.precision"), "train.precision");
+  check(precision != Precision::int8, "train.precision: int8 is for inference only (fp32 or bf16)");
+  PrecisionScope precision_scope(precision);
   if (task == "classification") {
     ClassificationTrainOptions o = classification_options(c);
     o.resume = args.on("resume");

@@ -1,6 +1,6 @@
 // attn translate: greedy or beam search over standard input, one sentence a line.
 //   attn translate --model M --ids [--beam 4] [--length-penalty 0.6] [--max-len N] [--batch 32]
-//                  [--n-best 1] [--threads N]  < source.ids > output.ids
+//                  [--n-best 1] [--threads N] [--precision fp32|bf16|int8]  < source.ids > output.ids
 // Lines are read in windows of several batches; within a window sentences are sorted by length
 // into batches (less padding), and the window's output is written in input order.
 #include <cstdio>
@@ -16,6 +16,8 @@
 #include "attn/decode/text.h"
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
+#include "attn/kernels/gemm_int8.h"
+#include "attn/kernels/precision.h"
 #include "attn/models/model_dir.h"
 #include "attn/models/seq2seq.h"
 
@@ -86,7 +88,9 @@ int run_translate(int argc, char** argv) {
       .option("batch", "sentences decoded together", "32")
       .option("n-best", "print the N best as 'i ||| ids ||| score' lines (i from 0; score: log-prob\n"
                         "                          over the length penalty)", "1")
-      .option("threads", "threads for the matrix products and attn's loops (default: all cores)");
+      .option("threads", "threads for the matrix products and attn's loops (default: all cores)")
+      .option("precision", "fp32, bf16 or int8: precision of the linear layers' products (bf16/int8: weights\n"
+                             "                          converted once, f32 accumulation and outputs)", "fp32");
   if (!args.parse(argc, argv)) return 0;
   check(args.has("model"), "missing --model DIR (see attn translate --help)");
   if (args.has("threads")) set_num_threads(args.integer("threads"));
@@ -112,6 +116,8 @@ int run_translate(int argc, char** argv) {
   check(o.max_len <= config.max_len, "--max-len ", o.max_len, " is more than the model's ",
         config.max_len, " positions (max_len in ", args.str("model"), "/config.json)");
   bool n_best_format = args.has("n-best");
+  PackedWeights packed;  // m's weights in that precision, converted on first use; m never changes
+  PrecisionScope precision(parse_precision(args.str("precision"), "--precision"), &packed);
   size_t window_size = static_cast<size_t>(batch) * kBatchesPerWindow;
   std::vector<Line> window;
   std::string text;

@@ -3,8 +3,11 @@
 #include <algorithm>
 
 #include "attn/error.h"
+#include "attn/kernels/bf16.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
+#include "attn/kernels/gemm_int8.h"
+#include "attn/kernels/precision.h"
 #include "grad_target.h"
 
 namespace attn {
@@ -46,6 +49,62 @@ void product(const float* A, const float* B, float* C, int64_t batch, int64_t m,
   gemm_batched(g, batch, stride_a, stride_b, m * n);
 }
 
+// The same over bf16 operands (f32 accumulation and C), one gemm_bf16 per item.
+void product(const uint16_t* A, const uint16_t* B, float* C, int64_t batch, int64_t m, int64_t k,
+             int64_t n, bool ta, bool tb, float beta, int64_t stride_a, int64_t stride_b) {
+  for (int64_t i = 0; i < batch; ++i)
+    gemm_bf16(GemmBf16Args{ta, tb, m, n, k, 1.0f, beta, A + i * stride_a, ta ? m : k,
+                           B + i * stride_b, tb ? k : n, C + i * m * n, n});
+}
+
+// A dense f32 tensor rounded to bf16 (the reduced-precision copy of an operand).
+Tensor to_bf16(const Tensor& t) {
+  Tensor out = Tensor::empty(t.shape(), DType::bf16);
+  round_to_bf16(t.data<float>(), out.data<uint16_t>(), t.numel());
+  return out;
+}
+
+// dA and dB of C = op(A) op(B) from G = dC; T is float, or uint16_t for bf16 operands.
+template <typename T>
+void matmul_backward(const Var& a, const Var& b, const T* A, const T* B, const T* G,
+                     const MatmulDims& d, bool trans_a, bool trans_b) {
+  int64_t sa = d.m * d.k, sb = d.b_shared ? 0 : d.k * d.n, sg = d.m * d.n;
+  bool fold = d.b_shared && !trans_a;  // A and dC read as [batch*m, .] matrices
+  int64_t batch = fold ? 1 : d.batch, m = fold ? d.batch * d.m : d.m;
+  if (a.requires_grad()) {
+    float* gA = a.grad_buffer().data<float>();
+    if (!trans_a)  // dA = dC op(B)^T : [m, n] x [n, k]
+      product(G, B, gA, batch, m, d.n, d.k, false, !trans_b, 1.0f, sg, sb);
+    else           // dA = op(B) dC^T : [k, n] x [n, m]
+      product(B, G, gA, batch, d.k, d.n, m, trans_b, true, 1.0f, sb, sg);
+  }
+  if (b.requires_grad()) {
+    float* gB = b.grad_buffer().data<float>();
+    // A shared B gathers the products of every item: one call per item when not folded.
+    int64_t items = d.b_shared ? batch : 1, inner = d.b_shared ? 1 : batch;
+    for (int64_t i = 0; i < items; ++i) {
+      const T* Ai = A + i * sa;
+      const T* Gi = G + i * sg;
+      if (!trans_b)  // dB = op(A)^T dC : [k, m] x [m, n]
+        product(Ai, Gi, gB, inner, d.k, m, d.n, !trans_a, false, 1.0f, sa, sg);
+      else           // dB = dC^T op(A) : [n, m] x [m, k]
+        product(Gi, Ai, gB, inner, d.n, m, d.k, true, trans_a, 1.0f, sg, sa);
+    }
+  }
+}
+
+// The forward product of matmul() over T operands (see matmul_backward).
+template <typename T>
+void matmul_forward(const T* A, const T* B, float* C, const MatmulDims& d, bool trans_a, bool trans_b) {
+  int64_t sa = d.m * d.k, sb = d.b_shared ? 0 : d.k * d.n;
+  if (d.b_shared && !trans_a) {
+    // Fold the batch into the rows: one [batch*m, k] x [k, n] product.
+    product(A, B, C, 1, d.batch * d.m, d.k, d.n, false, trans_b, 0.0f, 0, 0);
+  } else {
+    product(A, B, C, d.batch, d.m, d.k, d.n, trans_a, trans_b, 0.0f, sa, sb);
+  }
+}
+
 }  // namespace
 
 Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
@@ -55,47 +114,29 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   out_shape.push_back(d.m);
   out_shape.push_back(d.n);
   Tensor out = Tensor::empty(out_shape);
-  const float* A = av.data<float>();
-  const float* B = bv.data<float>();
-  int64_t sa = d.m * d.k, sb = d.b_shared ? 0 : d.k * d.n;
-  if (d.b_shared && !trans_a) {
-    // Fold the batch into the rows: one [batch*m, k] x [k, n] product.
-    product(A, B, out.data<float>(), 1, d.batch * d.m, d.k, d.n, false, trans_b, 0.0f, 0, 0);
-  } else {
-    product(A, B, out.data<float>(), d.batch, d.m, d.k, d.n, trans_a, trans_b, 0.0f, sa, sb);
-  }
   bool grad = needs_grad({&a, &b});
+  // bf16: both operands rounded once, the copies kept for the backward. int8 applies to the
+  // weights of linear layers only: products of activations stay f32 (as in CTranslate2).
+  if (current_precision() == Precision::bf16) {
+    Tensor a16 = to_bf16(av), b16 = to_bf16(bv);
+    matmul_forward(a16.data<uint16_t>(), b16.data<uint16_t>(), out.data<float>(), d, trans_a, trans_b);
+    Var y = make_output(out, grad);
+    if (!grad) return y;
+    record_backward([a, b, a16, b16, y, d, trans_a, trans_b]() mutable {
+      if (!y.grad().defined()) return;
+      Tensor g16 = to_bf16(y.grad().contiguous());
+      matmul_backward(a, b, a16.data<uint16_t>(), b16.data<uint16_t>(), g16.data<uint16_t>(), d,
+                      trans_a, trans_b);
+    });
+    return y;
+  }
+  matmul_forward(av.data<float>(), bv.data<float>(), out.data<float>(), d, trans_a, trans_b);
   Var y = make_output(out, grad);
   if (!grad) return y;
   record_backward([a, b, av, bv, y, d, trans_a, trans_b]() mutable {
     if (!y.grad().defined()) return;
     Tensor gy = y.grad().contiguous();
-    const float* G = gy.data<float>();
-    const float* A = av.data<float>();
-    const float* B = bv.data<float>();
-    int64_t sa = d.m * d.k, sb = d.b_shared ? 0 : d.k * d.n, sg = d.m * d.n;
-    bool fold = d.b_shared && !trans_a;  // A and dC read as [batch*m, .] matrices
-    int64_t batch = fold ? 1 : d.batch, m = fold ? d.batch * d.m : d.m;
-    if (a.requires_grad()) {
-      float* gA = a.grad_buffer().data<float>();
-      if (!trans_a)  // dA = dC op(B)^T : [m, n] x [n, k]
-        product(G, B, gA, batch, m, d.n, d.k, false, !trans_b, 1.0f, sg, sb);
-      else           // dA = op(B) dC^T : [k, n] x [n, m]
-        product(B, G, gA, batch, d.k, d.n, m, trans_b, true, 1.0f, sb, sg);
-    }
-    if (b.requires_grad()) {
-      float* gB = b.grad_buffer().data<float>();
-      // A shared B gathers the products of every item: one call per item when not folded.
-      int64_t items = d.b_shared ? batch : 1, inner = d.b_shared ? 1 : batch;
-      for (int64_t i = 0; i < items; ++i) {
-        const float* Ai = A + i * sa;
-        const float* Gi = G + i * sg;
-        if (!trans_b)  // dB = op(A)^T dC : [k, m] x [m, n]
-          product(Ai, Gi, gB, inner, d.k, m, d.n, !trans_a, false, 1.0f, sa, sg);
-        else           // dB = dC^T op(A) : [n, m] x [m, k]
-          product(Gi, Ai, gB, inner, d.n, m, d.k, true, trans_a, 1.0f, sg, sa);
-      }
-    }
+    matmul_backward(a, b, av.data<float>(), bv.data<float>(), gy.data<float>(), d, trans_a, trans_b);
   });
   return y;
 }
@@ -105,10 +146,36 @@ namespace {
 // x W^T + b for x [..., in], W [out, in]: the value and what the backward needs.
 struct Affine {
   Tensor xv, wv, out;
+  Tensor x16, w16;  // bf16 copies of xv and wv when the product ran in bf16 (else undefined)
   int64_t rows = 0, in = 0, out_features = 0;
 };
 
-Affine affine_forward(const Var& x, const Var& W, const Var& b) {
+// y (+)= x W^T in the current precision (y holds the bias when beta == 1). `grad`: a backward
+// will follow (bf16 keeps its rounded operands for it; int8 refuses).
+void affine_product(Affine& a, const Tensor& W, float beta, bool grad) {
+  const Precision p = current_precision();
+  if (p == Precision::fp32) {
+    gemm({false, true, a.rows, a.out_features, a.in, 1.0f, beta, a.xv.data<float>(), a.in,
+          a.wv.data<float>(), a.in, a.out.data<float>(), a.out_features});
+    return;
+  }
+  if (!(p != Precision::int8 || !grad))
+    fail("linear: int8 is for inference only; weight ", shape_str(a.wv.shape()), " needs a gradient");
+  if (!grad && (p == Precision::int8 || current_packed_weights())) {
+    // Inference: the weight converted once (cached) or, with no cache, for this call.
+    PackedWeights* cache = current_packed_weights();
+    std::shared_ptr<const PackedWeight> w =
+        cache ? cache->get(W, p) : pack_weight(p, a.wv.data<float>(), a.out_features, a.in, a.in);
+    gemm_packed({a.rows, a.xv.data<float>(), a.in, beta, a.out.data<float>(), a.out_features}, *w);
+    return;
+  }
+  a.x16 = to_bf16(a.xv);
+  a.w16 = to_bf16(a.wv);
+  gemm_bf16(GemmBf16Args{false, true, a.rows, a.out_features, a.in, 1.0f, beta, a.x16.data<uint16_t>(),
+                         a.in, a.w16.data<uint16_t>(), a.in, a.out.data<float>(), a.out_features});
+}
+
+Affine affine_forward(const Var& x, const Var& W, const Var& b, bool grad) {
   Affine a;
   a.xv = x.value().contiguous();
   a.wv = W.value().contiguous();
@@ -134,23 +201,44 @@ Affine affine_forward(const Var& x, const Var& W, const Var& b) {
     beta = 1.0f;
   }
   // y = x W^T (+ b, already in y)
-  gemm({false, true, a.rows, a.out_features, a.in, 1.0f, beta, a.xv.data<float>(), a.in, a.wv.data<float>(),
-        a.in, a.out.data<float>(), a.out_features});
+  affine_product(a, W.value(), beta, grad);
   return a;
+}
+
+// dx = dy W;  dW = dy^T x  in bf16: dy rounded once, x and W as the forward rounded them.
+void affine_backward_bf16(const Var& x, const Var& W, const Affine& a, const float* G) {
+  Tensor g16 = Tensor::empty({a.rows, a.out_features}, DType::bf16);
+  round_to_bf16(G, g16.data<uint16_t>(), a.rows * a.out_features);
+  const uint16_t* G16 = g16.data<uint16_t>();
+  float beta = 0.0f;
+  if (x.requires_grad()) {
+    float* gx = detail::grad_target(x, &beta);
+    gemm_bf16(GemmBf16Args{false, false, a.rows, a.in, a.out_features, 1.0f, beta, G16, a.out_features,
+                           a.w16.data<uint16_t>(), a.in, gx, a.in});
+  }
+  if (W.requires_grad()) {
+    float* gW = detail::grad_target(W, &beta);
+    gemm_bf16(GemmBf16Args{true, false, a.out_features, a.in, a.rows, 1.0f, beta, G16, a.out_features,
+                           a.x16.data<uint16_t>(), a.in, gW, a.in});
+  }
 }
 
 // dx = dy W;  dW = dy^T x;  db = sum over rows of dy  (G: dy as [rows, out], dense)
 void affine_backward(const Var& x, const Var& W, const Var& b, const Affine& a, const float* G) {
   float beta = 0.0f;
-  if (x.requires_grad()) {
-    float* gx = detail::grad_target(x, &beta);
-    gemm({false, false, a.rows, a.in, a.out_features, 1.0f, beta, G, a.out_features, a.wv.data<float>(),
-          a.in, gx, a.in});
-  }
-  if (W.requires_grad()) {
-    float* gW = detail::grad_target(W, &beta);
-    gemm({true, false, a.out_features, a.in, a.rows, 1.0f, beta, G, a.out_features, a.xv.data<float>(),
-          a.in, gW, a.in});
+  if (a.w16.defined()) {
+    affine_backward_bf16(x, W, a, G);
+  } else {
+    if (x.requires_grad()) {
+      float* gx = detail::grad_target(x, &beta);
+      gemm({false, false, a.rows, a.in, a.out_features, 1.0f, beta, G, a.out_features, a.wv.data<float>(),
+            a.in, gx, a.in});
+    }
+    if (W.requires_grad()) {
+      float* gW = detail::grad_target(W, &beta);
+      gemm({true, false, a.out_features, a.in, a.rows, 1.0f, beta, G, a.out_features, a.xv.data<float>(),
+            a.in, gW, a.in});
+    }
   }
   if (b.defined() && b.requires_grad()) {
     float* gb = b.grad_buffer().data<float>();
@@ -165,8 +253,8 @@ void affine_backward(const Var& x, const Var& W, const Var& b, const Affine& a, 
 }  // namespace
 
 Var linear(const Var& x, const Var& W, const Var& b) {
-  Affine a = affine_forward(x, W, b);
   bool grad = needs_grad({&x, &W, &b});
+  Affine a = affine_forward(x, W, b, grad);
   Var y = make_output(a.out, grad);
   if (!grad) return y;
   a.out = Tensor();  // the backward does not need the output
@@ -179,13 +267,13 @@ Var linear(const Var& x, const Var& W, const Var& b) {
 }
 
 Var linear_relu(const Var& x, const Var& W, const Var& b) {
-  Affine a = affine_forward(x, W, b);
+  bool grad = needs_grad({&x, &W, &b});
+  Affine a = affine_forward(x, W, b, grad);
   // h = max(0, x W^T + b), in place
   float* h = a.out.data<float>();
   parallel_for(a.out.numel(), 1 << 14, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) h[i] = h[i] > 0.0f ? h[i] : 0.0f;
   });
-  bool grad = needs_grad({&x, &W, &b});
   Var y = make_output(a.out, grad);
   if (!grad) return y;
   a.out = Tensor();

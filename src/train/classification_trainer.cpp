@@ -8,6 +8,7 @@
 #include "attn/data/classification_data.h"
 #include "attn/data/classification_embeddings.h"
 #include "attn/error.h"
+#include "attn/kernels/precision.h"
 #include "attn/models/classifier_dir.h"
 #include "attn/models/model_dir.h"
 #include "attn/ops/loss.h"
@@ -149,6 +150,7 @@ double train_step(Run& r, int64_t* samples, int64_t* correct) {
 // Dev loss and accuracy; saves the model when the loss is the best so far.
 void validate(Run& r, ProgressLog& log) {
   NoGrad no_grad;
+  PrecisionScope fp32(Precision::fp32);  // the f32 master weights, whatever precision trains them
   const int64_t B = 512;
   std::vector<int64_t> all(static_cast<size_t>(r.dev.size()));
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);

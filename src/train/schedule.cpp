@@ -7,7 +7,9 @@
 
 namespace attn {
 
-double learning_rate(const LrSchedule& s, int64_t step) {
+namespace {
+
+double undecayed(const LrSchedule& s, int64_t step) {
   double t = static_cast<double>(std::max<int64_t>(step, 1));
   double w = static_cast<double>(std::max<int64_t>(s.warmup, 1));
   if (s.kind == "noam")
@@ -15,6 +17,18 @@ double learning_rate(const LrSchedule& s, int64_t step) {
   if (s.kind == "constant") return s.warmup > 0 ? s.lr * std::min(1.0, t / w) : s.lr;
   if (s.kind == "inverse_sqrt") return s.lr * std::min(t / w, std::sqrt(w / t));
   fail("schedule: unknown kind '", s.kind, "' (noam, constant or inverse_sqrt)");
+}
+
+}  // namespace
+
+double learning_rate(const LrSchedule& s, int64_t step, double budget_used) {
+  double lr = undecayed(s, step), p = std::clamp(budget_used, 0.0, 1.0);
+  if (s.decay == "none") return lr;
+  // lr_t = schedule(t) * (1 - p)
+  if (s.decay == "linear") return lr * (1.0 - p);
+  // lr_t = schedule(t) * (1 + cos(pi p)) / 2
+  if (s.decay == "cosine") return lr * 0.5 * (1.0 + std::cos(M_PI * p));
+  fail("schedule: unknown decay '", s.decay, "' (none, linear or cosine)");
 }
 
 }  // namespace attn

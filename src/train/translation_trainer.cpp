@@ -41,6 +41,7 @@ struct Run {
   double best_bleu = -1, best_nll = INFINITY;
   int bad_validations = 0;
   int64_t tokens_seen = 0;
+  double last_lr = 0;  // of the latest optimizer step
 
   double elapsed() const {
     return elapsed_before + std::chrono::duration<double>(Clock::now() - started).count();
@@ -145,6 +146,14 @@ struct StepResult {
   double grad_norm = 0;
 };
 
+// The fraction of the training budget used (the larger of steps and wall time), for decay.
+double budget_used(const Run& r) {
+  double p = 0.0;
+  if (r.o.max_steps > 0) p = static_cast<double>(r.step) / static_cast<double>(r.o.max_steps);
+  if (r.o.max_minutes > 0) p = std::max(p, r.elapsed() / (r.o.max_minutes * 60.0));
+  return p;
+}
+
 // One optimizer step over `accumulate` batches.
 StepResult train_step(Run& r) {
   StepResult s;
@@ -166,7 +175,8 @@ StepResult train_step(Run& r) {
   }
   s.grad_norm = o.clip_norm > 0 ? clip_grad_norm(r.adam->params, o.clip_norm) : 0.0;
   r.step += 1;
-  r.adam->update(static_cast<float>(learning_rate(o.schedule, r.step)));
+  r.last_lr = learning_rate(o.schedule, r.step, budget_used(r));
+  r.adam->update(static_cast<float>(r.last_lr));
   r.adam->zero_grad();
   r.tokens_seen += s.tgt_tokens;
   return s;
@@ -232,7 +242,7 @@ void train_translation(const TranslationTrainOptions& o) {
       double loss = window.loss_sum / std::max<int64_t>(window.tgt_tokens, 1);
       double tps = window.tgt_tokens / std::max(now - window_start, 1e-9);
       double eta = eta_seconds(now, r.step, start_step, start_elapsed, o.max_steps, max_seconds);
-      double lr = learning_rate(o.schedule, r.step);
+      double lr = r.last_lr;
       char line[256];
       std::snprintf(line, sizeof line, "step %6lld  epoch %lld  loss %.4f  lr %.3e  %6.0f tgt tok/s  %s elapsed  ETA %s",
                     static_cast<long long>(r.step), static_cast<long long>(epoch + 1), loss, lr, tps,

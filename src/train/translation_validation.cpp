@@ -5,6 +5,7 @@
 #include "attn/data/parallel_corpus.h"
 #include "attn/data/text_file.h"
 #include "attn/decode/text.h"
+#include "attn/kernels/precision.h"
 #include "attn/metrics/bleu.h"
 #include "attn/metrics/chrf.h"
 #include "attn/ops/loss.h"
@@ -29,6 +30,7 @@ ValidationResult run_validation(const Seq2Seq& m, const data::Tokenizer& tokeniz
                                 const DevSet& dev, int beam) {
   auto t0 = std::chrono::steady_clock::now();
   NoGrad no_grad;
+  PrecisionScope fp32(Precision::fp32);  // the f32 master weights, whatever precision trains them
   Context ctx;
   ValidationResult r;
   double nll = 0;

@@ -1,0 +1,66 @@
+// Inference products with the weight prepared once, in bf16 or int8 (include/attn/kernels/
+// precision.h):
+//   y = x W^T + beta y,   x f32 [m, k] (row stride ldx), W [n, k], y f32 [m, n] (row stride ldy)
+// bf16: W rounded to bf16 once, x at each call; f32 accumulation.
+// int8 (CTranslate2's scheme): W quantized once, symmetric per output row,
+//   W_q[j, :] = round(W[j, :] / s_w[j]),  s_w[j] = max|W[j, :]| / 127   (s8)
+// x quantized at each call the same way per row (s_x[i], s8), products accumulated in s32 by
+// oneDNN (VNNI / AMX), then y[i, j] = s_x[i] s_w[j] acc[i, j] + beta y[i, j] in f32.
+//
+// The weight is kept in the layout oneDNN's kernel asks for (blocked for AMX/VNNI), reordered
+// once per layout, so a decoding step (m = 1..beam*batch rows) reads it as packed as a large
+// batch does. Primitives are cached by shape, as gemm_bf16's are.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+#include "attn/kernels/precision.h"
+#include "attn/tensor/tensor.h"
+
+namespace attn {
+
+// q[r, :] = round(x[r, :] / scales[r]), scales[r] = max|x[r, :]| / 127 (1 for an all-zero row);
+// x has row stride ld, q is dense [rows, cols].
+void quantize_rows_s8(const float* x, int64_t rows, int64_t cols, int64_t ld, int8_t* q, float* scales);
+
+struct PackedWeight;  // a weight [n, k] in bf16 or s8 with its scales (src/kernels/gemm_int8.cpp)
+
+// W [n, k] with row stride ldw, converted for `p` (bf16 or int8).
+std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int64_t n, int64_t k, int64_t ldw);
+Precision packed_precision(const PackedWeight& w);
+
+struct PackedGemmArgs {
+  int64_t m = 0;
+  const float* x = nullptr;
+  int64_t ldx = 0;
+  float beta = 0.0f;  // 0: y is not read
+  float* y = nullptr;
+  int64_t ldy = 0;
+};
+void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w);
+
+// The inference cache of converted weights: one PackedWeight per (weight tensor, precision),
+// keyed by the tensor's storage, offset, shape and strides. An entry holds the storage alive, so
+// its address cannot be reused by another tensor while cached. The weights must not change while
+// the cache is in use: it belongs beside a loaded model, for inference (PrecisionScope).
+class PackedWeights {
+ public:
+  std::shared_ptr<const PackedWeight> get(const Tensor& W, Precision p);  // W: f32 [n, k]
+  size_t size() const;
+  void clear();
+
+ private:
+  using Key = std::tuple<const void*, int64_t, int64_t, int64_t, int64_t, int>;  // storage, offset, n, k, ld, p
+  struct Entry {
+    std::shared_ptr<Storage> storage;
+    std::shared_ptr<const PackedWeight> weight;
+  };
+  mutable std::mutex mutex_;
+  std::map<Key, Entry> entries_;
+};
+
+}  // namespace attn

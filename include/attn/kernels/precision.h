@@ -1,0 +1,54 @@
+// The compute precision of the model's matrix products (linear, linear_relu, matmul in
+// include/attn/ops/matmul.h):
+//   fp32  every product in f32 (the default; bit-identical to attn without this setting)
+//   bf16  operands rounded to bfloat16, products accumulated in f32, outputs f32. In training
+//         the master weights, gradients, Adam, layer norm, softmax and the loss stay f32: each
+//         weight is rounded once per forward and that copy serves the backward.
+//   int8  inference only: weights quantized to s8 per output row, activations per row at each
+//         call (dynamic), s32 accumulation (VNNI/AMX through oneDNN), f32 outputs.
+//
+// The setting is per thread, like the autodiff tape: a PrecisionScope sets it for the calling
+// thread for its lifetime; threads with no scope use the process-wide default (fp32 unless
+// set_default_precision changed it). The ops run on the thread that calls them, so a scope
+// around a training step or a decode covers all of its products.
+//
+// Inference converts each weight once when the scope is given a PackedWeights cache
+// (include/attn/kernels/gemm_int8.h): the caller owns it beside the loaded model and must not
+// change the weights while it is installed. Without one (training, validation during training) weights are
+// converted at every forward, so a weight that changes is never served stale.
+#pragma once
+
+#include <string_view>
+
+namespace attn {
+
+enum class Precision { fp32, bf16, int8 };
+
+const char* precision_name(Precision p);  // "fp32", "bf16", "int8"
+// Parses a name as precision_name writes it; throws attn::Error naming `what` and the accepted
+// values otherwise.
+Precision parse_precision(std::string_view name, std::string_view what = "precision");
+
+Precision default_precision();
+void set_default_precision(Precision p);  // process-wide, atomic
+Precision current_precision();            // this thread's scope, else the default
+
+class PackedWeights;
+PackedWeights* current_packed_weights();  // this thread's inference cache, or nullptr
+
+// Sets this thread's precision (and inference weight cache, may be nullptr) for its lifetime,
+// restoring the previous ones after. Scopes nest.
+class PrecisionScope {
+ public:
+  explicit PrecisionScope(Precision p, PackedWeights* weights = nullptr);
+  ~PrecisionScope();
+  PrecisionScope(const PrecisionScope&) = delete;
+  PrecisionScope& operator=(const PrecisionScope&) = delete;
+
+ private:
+  Precision previous_precision_;
+  bool previous_set_;
+  PackedWeights* previous_weights_;
+};
+
+}  // namespace attn

@@ -1,0 +1,208 @@
+// Inference products with prepared weights, bf16 or int8, through oneDNN matmul primitives
+// (include/attn/kernels/gemm_int8.h). The primitive is created for the shape with the weights'
+// layout left to oneDNN ("any"); each PackedWeight keeps its weight reordered into the layouts
+// the primitives asked for (in practice one per precision), made on first use.
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <utility>
+#include <vector>
+
+#include "attn/error.h"
+#include "attn/kernels/bf16.h"
+#include "attn/kernels/gemm_int8.h"
+
+namespace attn {
+
+using dnnl::memory;
+
+namespace {
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dnnl::stream& stream() {
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+memory::data_type input_type(Precision p) {
+  return p == Precision::int8 ? memory::data_type::s8 : memory::data_type::bf16;
+}
+
+}  // namespace
+
+struct PackedWeight {
+  Precision precision = Precision::bf16;
+  int64_t n = 0, k = 0;
+  std::vector<uint16_t> bf16;  // [n, k], row-major
+  std::vector<int8_t> s8;      // [n, k], row-major
+  std::vector<float> scales;   // [n] (int8)
+
+  // The weight as the matmul's [k, n] operand in `layout`, reordered on first request.
+  const memory& in_layout(const memory::desc& layout) const {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& [desc, mem] : layouts)
+      if (desc == layout) return mem;
+    const void* plain_data = precision == Precision::int8 ? static_cast<const void*>(s8.data())
+                                                          : static_cast<const void*>(bf16.data());
+    const memory::desc plain_desc({k, n}, input_type(precision), memory::dims{1, k});
+    memory plain(plain_desc, engine(), const_cast<void*>(plain_data));
+    memory packed(layout, engine());
+    dnnl::reorder(plain, packed).execute(stream(), plain, packed);
+    stream().wait();
+    layouts.emplace_back(layout, packed);
+    return layouts.back().second;
+  }
+
+  mutable std::mutex mutex;
+  mutable std::vector<std::pair<memory::desc, memory>> layouts;  // few; never shrinks
+};
+
+void quantize_rows_s8(const float* x, int64_t rows, int64_t cols, int64_t ld, int8_t* q, float* scales) {
+#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 15))
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * ld;
+    float amax = 0.0f;
+    for (int64_t j = 0; j < cols; ++j) amax = std::max(amax, std::fabs(xr[j]));
+    const float scale = amax > 0.0f ? amax / 127.0f : 1.0f;
+    const float inv = 1.0f / scale;
+    int8_t* qr = q + r * cols;
+    for (int64_t j = 0; j < cols; ++j) qr[j] = static_cast<int8_t>(std::nearbyint(xr[j] * inv));
+    scales[r] = scale;
+  }
+}
+
+std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int64_t n, int64_t k, int64_t ldw) {
+  check(p == Precision::bf16 || p == Precision::int8, "pack_weight: precision must be bf16 or int8, got ",
+        precision_name(p));
+  check(n >= 1 && k >= 1 && ldw >= k, "pack_weight: bad weight n=", n, " k=", k, " ldw=", ldw);
+  auto pw = std::make_shared<PackedWeight>();
+  pw->precision = p;
+  pw->n = n;
+  pw->k = k;
+  if (p == Precision::int8) {
+    pw->s8.resize(n * k);
+    pw->scales.resize(n);
+    quantize_rows_s8(w, n, k, ldw, pw->s8.data(), pw->scales.data());
+  } else {
+    pw->bf16.resize(n * k);
+#pragma omp parallel for schedule(static) if (n * k >= (1 << 16))
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t j = 0; j < k; ++j) pw->bf16[r * k + j] = float_to_bf16(w[r * ldw + j]);
+  }
+  return pw;
+}
+
+Precision packed_precision(const PackedWeight& w) { return w.precision; }
+
+namespace {
+
+// A primitive for one shape: x [m, k] dense (bf16 or s8) times the weight in oneDNN's layout,
+// into y (f32 with row stride ldy and beta as a sum post-op; or dense s32 for int8).
+struct PackedPrimitive {
+  dnnl::matmul primitive;
+  memory::desc src, weights, dst, scratchpad;
+};
+
+using PrimitiveKey = std::array<int64_t, 7>;
+
+PackedPrimitive create_primitive(Precision p, int64_t m, int64_t n, int64_t k, int64_t ldy, float beta) {
+  const memory::desc src({m, k}, input_type(p), memory::dims{k, 1});
+  const memory::desc wei({k, n}, input_type(p), memory::format_tag::any);
+  const bool int8 = p == Precision::int8;
+  const memory::desc dst = int8 ? memory::desc({m, n}, memory::data_type::s32, memory::dims{n, 1})
+                                : memory::desc({m, n}, memory::data_type::f32, memory::dims{ldy, 1});
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (!int8 && beta != 0.0f) {
+    dnnl::post_ops ops;
+    ops.append_sum(beta);
+    attr.set_post_ops(ops);
+  }
+  try {
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr, engine());
+    return {dnnl::matmul(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc()};
+  } catch (const dnnl::error& e) {
+    fail("gemm_packed: oneDNN matmul (", precision_name(p), ") unavailable for m=", m, " n=", n, " k=", k,
+         ": ", e.what());
+  }
+}
+
+std::shared_ptr<const PackedPrimitive> cached_primitive(Precision p, int64_t m, int64_t n, int64_t k,
+                                                        int64_t ldy, float beta) {
+  static std::mutex mutex;
+  static std::map<PrimitiveKey, std::shared_ptr<const PackedPrimitive>> cache;
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const bool int8 = p == Precision::int8;
+  const PrimitiveKey key{static_cast<int64_t>(p), m, n, k, int8 ? n : ldy,
+                         int8 ? 0 : std::bit_cast<int32_t>(beta), threads};
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  if (cache.size() >= 1024) cache.clear();  // sentence lengths vary: start over past 1024 shapes
+  auto entry = std::make_shared<const PackedPrimitive>(create_primitive(p, m, n, k, ldy, beta));
+  cache.emplace(key, entry);
+  return entry;
+}
+
+// Per-thread buffers, grown on demand and reused.
+template <typename T>
+T* thread_buffer(int slot, size_t count) {
+  thread_local std::array<std::vector<T>, 3> buffers;
+  std::vector<T>& b = buffers[slot];
+  if (b.size() < count) b.resize(count);
+  return b.data();
+}
+
+void run(const PackedPrimitive& pp, const PackedWeight& w, void* src, void* dst) {
+  const memory& weights = w.in_layout(pp.weights);
+  void* scratch = thread_buffer<char>(0, std::max<size_t>(pp.scratchpad.get_size(), 1));
+  memory s(pp.src, engine(), src), d(pp.dst, engine(), dst), sp(pp.scratchpad, engine(), scratch);
+  pp.primitive.execute(stream(), {{DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, d},
+                                  {DNNL_ARG_SCRATCHPAD, sp}});
+  stream().wait();
+}
+
+}  // namespace
+
+void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
+  const int64_t m = g.m, n = w.n, k = w.k;
+  check(m >= 0 && g.ldx >= k && g.ldy >= n, "gemm_packed: bad arguments m=", m, " ldx=", g.ldx,
+        " ldy=", g.ldy, " for weight [", n, ", ", k, "]");
+  if (m == 0) return;
+  auto pp = cached_primitive(w.precision, m, n, k, g.ldy, g.beta);
+  if (w.precision == Precision::bf16) {
+    uint16_t* x16 = thread_buffer<uint16_t>(1, m * k);
+    for (int64_t r = 0; r < m; ++r) round_to_bf16(g.x + r * g.ldx, x16 + r * k, k);
+    return run(*pp, w, x16, g.y);
+  }
+  int8_t* xq = reinterpret_cast<int8_t*>(thread_buffer<char>(1, m * k));
+  float* sx = thread_buffer<float>(2, m);
+  quantize_rows_s8(g.x, m, k, g.ldx, xq, sx);
+  int32_t* acc = thread_buffer<int32_t>(0, m * n);
+  run(*pp, w, xq, acc);
+  // y = s_x s_w acc + beta y
+  const float* sw = w.scales.data();
+  const float beta = g.beta;
+#pragma omp parallel for schedule(static) if (m * n >= (1 << 15))
+  for (int64_t r = 0; r < m; ++r) {
+    float* yr = g.y + r * g.ldy;
+    const int32_t* ar = acc + r * n;
+    const float s = sx[r];
+    if (beta == 0.0f)
+      for (int64_t j = 0; j < n; ++j) yr[j] = s * sw[j] * static_cast<float>(ar[j]);
+    else
+      for (int64_t j = 0; j < n; ++j) yr[j] = s * sw[j] * static_cast<float>(ar[j]) + beta * yr[j];
+  }
+}
+
+}  // namespace attn

@@ -1,0 +1,105 @@
+// --precision end to end: attn score in bf16 and int8 against torch_ref.py's f32 log-probabilities
+// of a fixture model, attn translate's flag, and the errors for unknown or training-only values.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace attn {
+namespace {
+
+struct CliRun {
+  int exit_code;
+  std::string out, err;
+};
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+std::filesystem::path work_dir() {
+  static const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("attn_precision_cli_" + std::to_string(getpid()));
+  return dir;
+}
+
+CliRun run(const std::string& arguments) {
+  std::filesystem::create_directories(work_dir());
+  const std::string err_path = (work_dir() / "stderr.txt").string();
+  const std::string cmd = std::string(ATTN_BINARY) + " " + arguments + " 2>" + quote(err_path);
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return {-1, "", "popen failed"};
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  std::ifstream in(err_path);
+  std::stringstream err;
+  err << in.rdbuf();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, err.str()};
+}
+
+std::vector<double> numbers(const std::string& text) {
+  std::istringstream s(text);
+  std::vector<double> v;
+  for (double x; s >> x;) v.push_back(x);
+  return v;
+}
+
+class PrecisionCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    CliRun r = run("import-torch " + quote(fixture()) + " " + quote(model()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(work_dir()); }
+  static std::string fixture() { return std::string(ATTN_TEST_DATA) + "/transformer/post_unshared_l3_h8"; }
+  static std::string model() { return (work_dir() / "model").string(); }
+};
+
+TEST_F(PrecisionCli, ScoreInBf16AndInt8StaysCloseToTorchF32) {
+  std::ifstream want_file(fixture() + "/score.txt");
+  std::stringstream want_text;
+  want_text << want_file.rdbuf();
+  const std::vector<double> want = numbers(want_text.str());
+  ASSERT_EQ(want.size(), 24u);
+  // Relative tolerances on the summed log-probabilities (tiny random model, d_model 32).
+  for (auto [precision, tolerance] : {std::pair{"fp32", 1e-5}, {"bf16", 2e-2}, {"int8", 3e-2}}) {
+    CliRun r = run("score --model " + quote(model()) + " --ids --src " + quote(fixture() + "/src.txt") +
+                   " --tgt " + quote(fixture() + "/tgt.txt") + " --threads 1 --precision " + precision);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::vector<double> got = numbers(r.out);
+    ASSERT_EQ(got.size(), want.size());
+    double worst = 0;
+    for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]) / std::fabs(want[i]));
+    std::printf("[score %s] max rel diff vs torch f32 %.2e (tolerance %.0e)\n", precision, worst, tolerance);
+    EXPECT_LT(worst, tolerance) << precision;
+  }
+}
+
+TEST_F(PrecisionCli, TranslateFlagAndErrors) {
+  const std::string src = quote(fixture() + "/src.txt");
+  for (const char* precision : {"bf16", "int8"}) {
+    CliRun r = run("translate --model " + quote(model()) + " --ids --beam 2 --max-len 20 --threads 1 --precision " +
+                   precision + " < " + src);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 24) << precision;
+  }
+  CliRun bad = run("translate --model " + quote(model()) + " --ids --precision fp16 < " + src);
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("unknown precision 'fp16'"), std::string::npos) << bad.err;
+  CliRun train = run("train --max-steps 1 --precision int8 --model-dir " + quote((work_dir() / "t").string()));
+  EXPECT_NE(train.exit_code, 0);
+  EXPECT_NE(train.err.find("int8 is for inference only"), std::string::npos) << train.err;
+}
+
+}  // namespace
+}  // namespace attn
