@@ -4,6 +4,7 @@
 
 #include "attn/error.h"
 #include "attn/nn/positional_encoding.h"
+#include "attn/ops/add_layer_norm.h"
 
 namespace attn {
 namespace {
@@ -25,7 +26,7 @@ Var embed(const Transformer& m, const Var& table, const Tensor& ids, int64_t fir
 template <typename F>
 Var sublayer(const Transformer& m, const Var& x, const LayerNorm& norm, const Context& ctx, F f) {
   if (m.config.norm_first) return add(x, apply_dropout(f(forward(norm, x)), ctx));
-  return forward(norm, add(x, apply_dropout(f(x), ctx)));
+  return add_layer_norm(x, apply_dropout(f(x), ctx), norm.gamma, norm.beta);  // LN(x + ...) fused
 }
 
 }  // namespace
@@ -84,6 +85,7 @@ DecoderState start_decoding(const Transformer& m, const Tensor& memory, const Te
   DecoderState s;
   s.self.resize(m.decoder.size());
   s.src_pad = src_pad;
+  for (int64_t r = 0; r < memory.size(0); ++r) s.memory_rows.push_back(r);
   for (const DecoderLayer& l : m.decoder) {
     Tensor k, v;
     project_memory(l.multihead_attn, memory, &k, &v);
@@ -105,7 +107,8 @@ Tensor decode_step(const Transformer& m, DecoderState& s, const std::vector<int3
       return Var(self_attention_step(l.self_attn, h.value(), s.self[i]));
     });
     y = sublayer(m, y, l.norm2, ctx, [&](const Var& h) {
-      return Var(cross_attention_cached(l.multihead_attn, h.value(), s.memory_k[i], s.memory_v[i], cross));
+      return Var(cross_attention_cached(l.multihead_attn, h.value(), s.memory_k[i], s.memory_v[i], cross,
+                                         s.memory_rows));
     });
     y = sublayer(m, y, l.norm3, ctx, [&](const Var& h) { return forward(l.ff, h, ctx); });
   }
@@ -116,9 +119,14 @@ Tensor decode_step(const Transformer& m, DecoderState& s, const std::vector<int3
 
 void select_rows(DecoderState& s, const std::vector<int64_t>& rows) {
   for (KVCache& c : s.self) select_rows(c, rows);
-  for (Tensor& t : s.memory_k) t = select_rows(t, rows);
-  for (Tensor& t : s.memory_v) t = select_rows(t, rows);
-  s.src_pad = select_rows(s.src_pad, rows);
+  std::vector<int64_t> memory_rows;
+  memory_rows.reserve(rows.size());
+  for (int64_t r : rows) {
+    check(r >= 0 && r < static_cast<int64_t>(s.memory_rows.size()), "select_rows: row ", r, " of ",
+          s.memory_rows.size());
+    memory_rows.push_back(s.memory_rows[static_cast<size_t>(r)]);
+  }
+  s.memory_rows = std::move(memory_rows);
 }
 
 }  // namespace attn

@@ -1,8 +1,12 @@
 #include "attn/nn/multi_head_attention.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "attn/error.h"
+#include "attn/kernels/elementwise.h"
 
 namespace attn {
 namespace {
@@ -34,6 +38,87 @@ Var attention_heads(const MultiHeadAttention& m, const Var& q, const Var& k, con
                     const AttentionMask& mask, const AttentionOptions& o) {
   if (m.score.kind == ScoreKind::scaled_dot) return scaled_dot_product_attention(q, k, v, mask, o);
   return multi_head_attend(m.score, q, k, v, mask, o);
+}
+
+// Heads of a [B, H, T, d] tensor (a view with unit last stride), or of heads side by side in
+// [B, 1, width] (starting at column col): block (b, h) at data + b sb + h sh, rows ld apart.
+struct HeadsView {
+  const float* data;
+  int64_t sb, sh, ld;
+};
+HeadsView heads_4d(const Tensor& t) { return {t.data<float>(), t.strides()[0], t.strides()[1], t.strides()[2]}; }
+HeadsView heads_side_by_side(const Tensor& x, int64_t col, int64_t dk) {
+  return {x.data<float>() + col, x.size(1) * x.size(2), dk, x.size(2)};
+}
+
+// s = q . k, in 16 partial sums (vectorized) and then their total.
+float dot(const float* q, const float* k, int64_t n) {
+  float acc[16] = {};
+  int64_t c = 0;
+  for (; c + 16 <= n; c += 16)
+    for (int l = 0; l < 16; ++l) acc[l] += q[c + l] * k[c + l];
+  float s = 0.0f;
+  for (int l = 0; l < 16; ++l) s += acc[l];
+  for (; c < n; ++c) s += q[c] * k[c];
+  return s;
+}
+
+// out[c] = sum_j p[j] v[j][c], c < n, 16 columns at a time kept in registers.
+void weighted_sum(const float* p, const float* v, int64_t ld, int64_t rows, int64_t n, float* out) {
+  int64_t c0 = 0;
+  for (; c0 + 16 <= n; c0 += 16) {
+    float acc[16] = {};
+    for (int64_t j = 0; j < rows; ++j)
+      for (int l = 0; l < 16; ++l) acc[l] += p[j] * v[j * ld + c0 + l];
+    for (int l = 0; l < 16; ++l) out[c0 + l] = acc[l];
+  }
+  for (int64_t c = c0; c < n; ++c) {
+    float acc = 0.0f;
+    for (int64_t j = 0; j < rows; ++j) acc += p[j] * v[j * ld + c];
+    out[c] = acc;
+  }
+}
+
+// One query per row (incremental decoding), for every (row b, head h):
+//   out = softmax(q K^T / sqrt(d_k), padded keys masked) V     written to out [B, 1, H d_k]
+// Plain loops: at one query the products are dot products, too small for a GEMM call each.
+// A query whose keys are all masked gets zeros, as in ops/attention.h.
+// kv_rows: row b reads keys, values and padding of row kv_rows[b] (nullptr: row b).
+Tensor attend_one_query(const HeadsView& q, const HeadsView& k, const HeadsView& v, int64_t B, int64_t H,
+                        int64_t Tk, int64_t dk, const Tensor& key_padding, const int64_t* kv_rows) {
+  Tensor out = Tensor::empty({B, 1, H * dk});
+  float* o = out.data<float>();
+  const int32_t* pad = key_padding.defined() ? key_padding.data<int32_t>() : nullptr;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
+  parallel_for(B * H, 16, [&](int64_t p0, int64_t p1) {
+    std::vector<float> P(static_cast<size_t>(Tk));
+    for (int64_t p = p0; p < p1; ++p) {
+      int64_t b = p / H, h = p % H, r = kv_rows ? kv_rows[b] : b;
+      const float* qb = q.data + b * q.sb + h * q.sh;
+      const float* kb = k.data + r * k.sb + h * k.sh;
+      const float* vb = v.data + r * v.sb + h * v.sh;
+      const int32_t* padb = pad ? pad + r * Tk : nullptr;
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t j = 0; j < Tk; ++j) {
+        P[j] = padb && padb[j] ? -std::numeric_limits<float>::infinity() : scale * dot(qb, kb + j * k.ld, dk);
+        mx = std::max(mx, P[j]);
+      }
+      float* ob = o + b * H * dk + h * dk;
+      std::fill(ob, ob + dk, 0.0f);
+      if (mx == -std::numeric_limits<float>::infinity()) continue;
+      float sum = 0.0f;
+      for (int64_t j = 0; j < Tk; ++j) sum += (P[j] = std::exp(P[j] - mx));
+      const float inv = 1.0f / sum;
+      for (int64_t j = 0; j < Tk; ++j) P[j] *= inv;
+      weighted_sum(P.data(), vb, v.ld, Tk, dk, ob);
+    }
+  });
+  return out;
+}
+
+// The single-query path applies: dot-product scores, one query, no attention weights asked for.
+bool one_query_path(const MultiHeadAttention& m, const Tensor& x, const Tensor* weights) {
+  return m.score.kind == ScoreKind::scaled_dot && x.size(1) == 1 && weights == nullptr;
 }
 
 }  // namespace
@@ -107,6 +192,13 @@ Tensor self_attention_step(const MultiHeadAttention& m, const Tensor& x, KVCache
   append(cache.v, cache.length, v);
   cache.length += 1;
   // The new position sees itself and every earlier one: no mask needed.
+  if (one_query_path(m, x, weights)) {
+    Tensor q = qkv.value().contiguous();
+    int64_t dk = d / m.heads;
+    Tensor heads = attend_one_query(heads_side_by_side(q, 0, dk), heads_4d(cache.k), heads_4d(cache.v), x.size(0),
+                                    m.heads, cache.length, dk, Tensor(), nullptr);
+    return forward(m.out, Var(heads)).value();  // Concat(...) W^O
+  }
   Var keys(cache.k.slice(2, 0, cache.length)), values(cache.v.slice(2, 0, cache.length));
   AttentionOptions o;
   o.weights = weights;
@@ -116,12 +208,35 @@ Tensor self_attention_step(const MultiHeadAttention& m, const Tensor& x, KVCache
 
 Tensor cross_attention_cached(const MultiHeadAttention& m, const Tensor& x, const Tensor& k,
                               const Tensor& v, const AttentionMask& mask, Tensor* weights) {
+  return cross_attention_cached(m, x, k, v, mask, {}, weights);
+}
+
+Tensor cross_attention_cached(const MultiHeadAttention& m, const Tensor& x, const Tensor& k,
+                              const Tensor& v, const AttentionMask& mask, const std::vector<int64_t>& rows,
+                              Tensor* weights) {
   NoGrad no_grad;
   int64_t d = x.size(2);
+  check(rows.empty() || static_cast<int64_t>(rows.size()) == x.size(0), "cross_attention_cached: ", rows.size(),
+        " memory rows for ", x.size(0), " queries");
   Var q = linear(Var(x), slice(m.W_in, 0, 0, d), slice(m.b_in, 0, 0, d));
+  if (one_query_path(m, x, weights) && k.is_contiguous() && v.is_contiguous()) {
+    const Tensor& pad = mask.key_padding;
+    check(!pad.defined() || (pad.dtype() == DType::i32 && pad.is_contiguous() &&
+                             pad.shape() == Shape{k.size(0), k.size(2)}),
+          "cross_attention_cached: key padding mask must be dense I32 [", k.size(0), ", ", k.size(2), "]");
+    for (int64_t r : rows) check(r >= 0 && r < k.size(0), "cross_attention_cached: memory row ", r, " of ", k.size(0));
+    int64_t dk = d / m.heads;
+    Tensor heads = attend_one_query(heads_side_by_side(q.value().contiguous(), 0, dk), heads_4d(k), heads_4d(v),
+                                    x.size(0), m.heads, k.size(2), dk, pad, rows.empty() ? nullptr : rows.data());
+    return forward(m.out, Var(heads)).value();
+  }
+  // The general path: the rows' keys, values and mask gathered first.
+  AttentionMask gathered = mask;
+  if (!rows.empty() && mask.key_padding.defined()) gathered.key_padding = select_rows(mask.key_padding, rows);
   AttentionOptions o;
   o.weights = weights;
-  Var heads = attention_heads(m, split_heads(q, m.heads), Var(k), Var(v), mask, o);
+  Var heads = attention_heads(m, split_heads(q, m.heads), Var(rows.empty() ? k : select_rows(k, rows)),
+                              Var(rows.empty() ? v : select_rows(v, rows)), gathered, o);
   return forward(m.out, merge_heads(heads)).value();
 }
 
@@ -140,10 +255,74 @@ Tensor select_rows(const Tensor& t, const std::vector<int64_t>& rows) {
   return out;
 }
 
+namespace {
+
+// The first `length` positions of every head of row `row` of a cache buffer [B, h, capacity, d_k]
+// (the rest is never read before it is written) copied to or from `packed` [h, length, d_k].
+void pack_row(const Tensor& buffer, int64_t row, int64_t length, float* packed) {
+  int64_t h = buffer.size(1), cap = buffer.size(2), dk = buffer.size(3);
+  for (int64_t j = 0; j < h; ++j)
+    std::memcpy(packed + j * length * dk, buffer.data<float>() + (row * h + j) * cap * dk,
+                static_cast<size_t>(length * dk) * sizeof(float));
+}
+void unpack_row(const float* packed, int64_t length, Tensor& buffer, int64_t row) {
+  int64_t h = buffer.size(1), cap = buffer.size(2), dk = buffer.size(3);
+  for (int64_t j = 0; j < h; ++j)
+    std::memcpy(buffer.data<float>() + (row * h + j) * cap * dk, packed + j * length * dk,
+                static_cast<size_t>(length * dk) * sizeof(float));
+}
+void copy_row(const Tensor& from, int64_t from_row, int64_t length, Tensor& to, int64_t to_row) {
+  int64_t h = from.size(1), cap = from.size(2), dk = from.size(3);
+  for (int64_t j = 0; j < h; ++j)
+    std::memcpy(to.data<float>() + (to_row * h + j) * cap * dk, from.data<float>() + (from_row * h + j) * cap * dk,
+                static_cast<size_t>(length * dk) * sizeof(float));
+}
+
+// Rows `rows` of a cache buffer, filled part only. When the batch does not grow this happens in
+// place: only the rows whose parent changed are written, their parents saved first where they
+// are overwritten themselves; the buffer becomes a view of its first rows.size() rows.
+void select_filled(Tensor& buffer, int64_t length, const std::vector<int64_t>& rows) {
+  check(buffer.is_contiguous(), "select_rows: cache buffer must be contiguous");
+  const int64_t B = buffer.size(0), n = static_cast<int64_t>(rows.size());
+  const int64_t row_size = buffer.size(1) * length * buffer.size(3);
+  for (int64_t r : rows) check(r >= 0 && r < B, "select_rows: row ", r, " of ", B);
+  if (row_size == 0) {
+    buffer = n > B ? Tensor::empty({n, buffer.size(1), buffer.size(2), buffer.size(3)}) : buffer.slice(0, 0, n);
+    return;
+  }
+  if (n > B) {  // the batch grows (beams fanning out): a new buffer
+    Tensor out = Tensor::empty({n, buffer.size(1), buffer.size(2), buffer.size(3)});
+    for (int64_t i = 0; i < n; ++i) copy_row(buffer, rows[static_cast<size_t>(i)], length, out, i);
+    buffer = out;
+    return;
+  }
+  auto changed = [&](int64_t i) { return i < n && rows[static_cast<size_t>(i)] != i; };
+  // Parents that are overwritten before (or while) they are read: saved first.
+  std::vector<int64_t> saved_at(static_cast<size_t>(B), -1);
+  int64_t n_saved = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t r = rows[static_cast<size_t>(i)];
+    if (changed(i) && changed(r) && saved_at[static_cast<size_t>(r)] < 0) saved_at[static_cast<size_t>(r)] = n_saved++;
+  }
+  Tensor saved = Tensor::empty({std::max<int64_t>(1, n_saved * row_size)});  // from the storage cache
+  for (int64_t r = 0; r < B; ++r)
+    if (saved_at[static_cast<size_t>(r)] >= 0)
+      pack_row(buffer, r, length, saved.data<float>() + saved_at[static_cast<size_t>(r)] * row_size);
+  for (int64_t i = 0; i < n; ++i) {
+    if (!changed(i)) continue;
+    int64_t r = rows[static_cast<size_t>(i)], at = saved_at[static_cast<size_t>(r)];
+    if (at >= 0) unpack_row(saved.data<float>() + at * row_size, length, buffer, i);
+    else copy_row(buffer, r, length, buffer, i);  // r keeps its row: not overwritten
+  }
+  if (n < B) buffer = buffer.slice(0, 0, n);
+}
+
+}  // namespace
+
 void select_rows(KVCache& cache, const std::vector<int64_t>& rows) {
   if (!cache.k.defined()) return;
-  cache.k = select_rows(cache.k, rows);
-  cache.v = select_rows(cache.v, rows);
+  select_filled(cache.k, cache.length, rows);
+  select_filled(cache.v, cache.length, rows);
 }
 
 }  // namespace attn

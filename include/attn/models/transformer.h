@@ -77,12 +77,14 @@ struct DecoderState {
   std::vector<KVCache> self;
   std::vector<Tensor> memory_k, memory_v;  // [batch, heads, src_len, d_k] per layer
   Tensor src_pad;                          // [batch, src_len]
+  std::vector<int64_t> memory_rows;        // decoder row r attends to memory row memory_rows[r]
   int64_t position = 0;                    // tokens fed so far
 };
 DecoderState start_decoding(const Transformer& m, const Tensor& memory, const Tensor& src_pad);
 // Feeds one token per row ([batch] ids) and returns log-probabilities of the next [batch, tgt_vocab].
 Tensor decode_step(const Transformer& m, DecoderState& state, const std::vector<int32_t>& tokens);
-// Keeps rows `rows` of every cache (beam reordering, finished sentences leaving the batch).
+// Keeps rows `rows` of every cache (beam reordering, finished sentences leaving the batch). The
+// memory keys and values stay where they are; only the rows' indices into them move.
 void select_rows(DecoderState& state, const std::vector<int64_t>& rows);
 
 }  // namespace attn

@@ -45,6 +45,11 @@ Tensor self_attention_step(const MultiHeadAttention& m, const Tensor& x, KVCache
 // Queries x [batch, t, d] over projected memory keys/values.
 Tensor cross_attention_cached(const MultiHeadAttention& m, const Tensor& x, const Tensor& k,
                               const Tensor& v, const AttentionMask& mask, Tensor* weights = nullptr);
+// The same with query row r reading row rows[r] of k, v and the key padding mask (the beams of
+// one sentence share its memory rows instead of copies); rows empty: row r.
+Tensor cross_attention_cached(const MultiHeadAttention& m, const Tensor& x, const Tensor& k,
+                              const Tensor& v, const AttentionMask& mask, const std::vector<int64_t>& rows,
+                              Tensor* weights = nullptr);
 
 // Keeps batch rows `rows` of a cache (beam search reordering and finished sentences leaving).
 void select_rows(KVCache& cache, const std::vector<int64_t>& rows);
