@@ -1,12 +1,20 @@
 #include "attn/nn/feed_forward.h"
 
+#include "attn/ops/relu_dropout.h"
+
 namespace attn {
 
 Var forward(const FeedForward& f, const Var& x, const Context& ctx) {
   // h = max(0, x W_1 + b_1)                                    [batch, len, d_ff]
-  Var h = f.gelu ? gelu(forward(f.linear1, x)) : linear_relu(x, f.linear1.W, f.linear1.b);
+  Var h;
+  if (f.gelu)
+    h = apply_dropout(gelu(forward(f.linear1, x)), ctx);
+  else if (ctx.training && ctx.dropout > 0.0f)  // ReLU and dropout in one pass
+    h = relu_dropout(forward(f.linear1, x), ctx.dropout, *ctx.rng, true);
+  else
+    h = linear_relu(x, f.linear1.W, f.linear1.b);
   // FFN(x) = h W_2 + b_2                                       [batch, len, d_model]
-  return forward(f.linear2, apply_dropout(h, ctx));
+  return forward(f.linear2, h);
 }
 
 }  // namespace attn

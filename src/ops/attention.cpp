@@ -8,6 +8,7 @@
 #include "attn/error.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
+#include "attn/kernels/vexp.h"
 #include "attn/ops/dropout.h"
 
 // One (batch, head) block at a time, each on one thread: S = Q K^T / sqrt(d_k), masks, softmax,
@@ -60,11 +61,9 @@ void masked_softmax(float* S, int64_t b, const Dims& d, const int32_t* pad, bool
     if (padb)
       for (int64_t j = 0; j < end; ++j)
         if (padb[j]) row[j] = ninf;
-    float mx = ninf;
-    for (int64_t j = 0; j < end; ++j) mx = std::max(mx, row[j]);
+    float mx = max_of(row, end);
     if (mx == ninf) end = 0;
-    float sum = 0.0f;
-    for (int64_t j = 0; j < end; ++j) sum += (row[j] = std::exp(row[j] - mx));
+    float sum = exp_shifted(row, row, end, mx);  // row_j = exp(row_j - max), vectorised
     float inv = end ? 1.0f / sum : 0.0f;
     for (int64_t j = 0; j < end; ++j) row[j] *= inv;
     for (int64_t j = end; j < d.Tk; ++j) row[j] = 0.0f;
@@ -117,8 +116,10 @@ void backward_blocks(const Dims& d, float scale, const Heads& q, const Heads& k,
         float* row = dS.data() + i * d.Tk;
         const float* pr = Pb + i * d.Tk;
         const float* pdr = Pdb + i * d.Tk;
+        for (int64_t j = 0; j < d.Tk; ++j) row[j] *= pdr[j];
         float dot = 0.0f;
-        for (int64_t j = 0; j < d.Tk; ++j) dot += (row[j] *= pdr[j]);
+#pragma omp simd reduction(+ : dot)
+        for (int64_t j = 0; j < d.Tk; ++j) dot += row[j];
         for (int64_t j = 0; j < d.Tk; ++j) row[j] -= pr[j] * dot;
       }
       if (dq.data)

@@ -1,8 +1,10 @@
 #include "attn/ops/embedding.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "attn/error.h"
+#include "attn/kernels/elementwise.h"
 
 namespace attn {
 
@@ -17,10 +19,13 @@ Var embedding(const Var& table, const Tensor& ids) {
   out_shape.push_back(d);
   Tensor out = Tensor::empty(out_shape);
   const int32_t* pid = idc.data<int32_t>();
-  for (int64_t i = 0; i < n; ++i) {
+  for (int64_t i = 0; i < n; ++i)
     check(pid[i] >= 0 && pid[i] < vocab, "embedding: id ", pid[i], " out of range for vocabulary ", vocab);
-    std::memcpy(out.data<float>() + i * d, tv.data<float>() + pid[i] * d, d * sizeof(float));
-  }
+  float* po = out.data<float>();
+  const float* pt = tv.data<float>();
+  parallel_for(n, std::max<int64_t>(1, 16384 / d), [=](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) std::memcpy(po + i * d, pt + pid[i] * d, d * sizeof(float));
+  });
   bool grad = needs_grad({&table});
   Var y = make_output(out, grad);
   if (!grad) return y;
@@ -31,8 +36,14 @@ Var embedding(const Var& table, const Tensor& ids) {
     float* gt = table.grad_buffer().data<float>();
     const int32_t* pid = idc.data<int32_t>();
     const float* pg = gy.data<float>();
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < d; ++j) gt[pid[i] * d + j] += pg[i * d + j];
+    // Threads split the columns (each row's additions stay in order: deterministic).
+    parallel_for(d, 64, [=](int64_t j0, int64_t j1) {
+      for (int64_t i = 0; i < n; ++i) {
+        float* dst = gt + static_cast<int64_t>(pid[i]) * d;
+        const float* src = pg + i * d;
+        for (int64_t j = j0; j < j1; ++j) dst[j] += src[j];
+      }
+    });
   });
   return y;
 }

@@ -10,6 +10,24 @@
 #include "grad_target.h"
 
 namespace attn {
+namespace {
+
+// sum_j x_j in double (vectorised: 8 partial sums)
+double row_sum(const float* x, int64_t n) {
+  double s = 0.0;
+#pragma omp simd reduction(+ : s)
+  for (int64_t j = 0; j < n; ++j) s += x[j];
+  return s;
+}
+
+// The first j with x_j == v (0 if none: a row of NaNs)
+int64_t first_index_of(const float* x, int64_t n, float v) {
+  for (int64_t j = 0; j < n; ++j)
+    if (x[j] == v) return j;
+  return 0;
+}
+
+}  // namespace
 
 Var cross_entropy(const Var& logits, const Tensor& targets, float eps, int32_t ignore_index,
                   CrossEntropyStats* stats) {
@@ -38,12 +56,8 @@ Var cross_entropy(const Var& logits, const Tensor& targets, float eps, int32_t i
       float mx = max_of(row, V);
       lp[r] = mx + std::log(sum_exp(row, V, mx));
       if (t[r] == ignore_index) continue;
-      double zsum = 0.0;
-      int64_t best = 0;
-      for (int64_t j = 0; j < V; ++j) {
-        zsum += row[j];
-        if (row[j] > row[best]) best = j;
-      }
+      double zsum = row_sum(row, V);
+      int64_t best = first_index_of(row, V, mx);  // the argmax (its first occurrence)
       row_nll[r] = static_cast<double>(lp[r]) - row[t[r]];
       row_smooth[r] = static_cast<double>(V) * lp[r] - zsum;
       row_correct[r] = best == t[r];
