@@ -16,6 +16,8 @@ Prints a table of ratios (attn / other; > 1 means attn is faster):
               cache, the prefix decoded again at every step) vs CTranslate2 (ct2_bench.py, fp32,
               and int8 for reference), with the outputs compared token by token with attn's.
   classifier  samples/s of seed 002's classifier, bench_classifier vs tests/classify/torch_classifier.py --bench
+  bf16 / int8 rows: attn's bf16 mixed-precision training (and classifier) against PyTorch's fp32, and
+              attn's int8 decoding against CTranslate2's int8 (--no-bf16, --no-int8 to skip them).
               (skipped when either is missing).
 For every run: peak RSS, and model FLOPs/s as a fraction of the fp32 GEMM peak measured in this
 run (bench_train --peak-only; the mean of a measurement before and after). Model FLOPs count the
@@ -109,12 +111,18 @@ def bench_train(a, env, table, peak):
     for name in a.configs.split(","):
         steps = {"small": 4, "base": 2}[name] if a.quick else {"small": 8, "base": 3}[name]
         common = ["--config", name, "--threads", str(a.threads), "--steps", str(steps), "--warmup", "1"]
-        runs = alternate({"attn": [os.path.join(a.build, "bench_train")] + common,
-                          "torch": [TORCH_PY, os.path.join(HERE, "torch_bench.py"), "train"] + common}, env, a.repeats)
+        cmds = {"attn": [os.path.join(a.build, "bench_train")] + common,
+                "torch": [TORCH_PY, os.path.join(HERE, "torch_bench.py"), "train"] + common}
+        if a.bf16:
+            cmds["attn_bf16"] = cmds["attn"] + ["--precision", "bf16"]
+        runs = alternate(cmds, env, a.repeats)
         flops_per_token = 3 * forward_flops_train(CONFIGS[name], 128, 32, 32) / (128 * 32)
         row(table, "train %s (tgt tok/s)" % name, runs["attn"], {"torch": runs["torch"]}, flops_per_token, peak)
-        print("  train %s: attn %s, torch %s" % (name, [round(r["tokens_per_s"]) for r in runs["attn"]],
-                                                [round(r["tokens_per_s"]) for r in runs["torch"]]), file=sys.stderr)
+        if a.bf16:  # bf16 mixed precision against PyTorch's fp32; %peak still against the fp32 peak
+            row(table, "train %s bf16 vs torch fp32" % name, runs["attn_bf16"], {"torch": runs["torch"]},
+                flops_per_token, peak)
+        print("  train %s: %s" % (name, {k: [round(r["tokens_per_s"]) for r in v] for k, v in runs.items()}),
+              file=sys.stderr)
 
 
 def prepare_translation(a, env):
@@ -173,13 +181,21 @@ def bench_translate(a, env, table, peak, notes):
                 ct = [a.ct2_python, os.path.join(HERE, "ct2_bench.py"), "translate", "--model", ct2]
                 cmds["ct2"] = ct + ["--out", outs["ct2"]] + common
                 cmds["ct2_int8"] = ct + ["--out", outs["ct2_int8"], "--compute-type", "int8"] + common
+            if a.int8:
+                outs["attn_int8"] = os.path.join(a.work, "out_attn_int8_b%d_k%d.ids" % (batch, beam))
+                cmds["attn_int8"] = [os.path.join(a.build, "bench_translate"), "--model", model, "--out",
+                                     outs["attn_int8"], "--precision", "int8"] + common
             runs = alternate(cmds, env, a.repeats)
             ref = read_ids(outs["attn"])
             c = CONFIGS["base"]
             flops = decode_flops(c, [len(s) for s in srcs[:n]], [len(r) for r in ref], beam)
             tokens = sum(len(r) for r in ref)
             name = "translate %s batch %d (tok/s)" % ("greedy" if beam == 1 else "beam %d" % beam, batch)
-            row(table, name, runs["attn"], {k: v for k, v in runs.items() if k != "attn"}, flops / tokens, peak)
+            row(table, name, runs["attn"], {k: v for k, v in runs.items() if k in ("torch", "ct2", "ct2_int8")},
+                flops / tokens, peak)
+            if "attn_int8" in runs and "ct2_int8" in runs:  # int8 against int8
+                row(table, name.replace(" (tok/s)", " int8"), runs["attn_int8"], {"ct2_int8": runs["ct2_int8"]},
+                    flops / tokens, peak)
             for k in cmds:
                 if k == "attn":
                     continue
@@ -206,9 +222,12 @@ def bench_classifier(a, env, table, peak, notes):
         return {m.group(1): float(m.group(2)) for m in pattern.finditer(p.stdout)}
 
     res = {"attn": [], "torch": []}
+    if a.bf16:
+        res["attn_bf16"] = []
     for r in range(a.repeats):
-        for k in (("attn", "torch") if r % 2 == 0 else ("torch", "attn")):
+        for k in (list(res) if r % 2 == 0 else list(reversed(list(res)))):
             cmd = ([exe, str(a.threads), seconds] if k == "attn" else
+                   [exe, str(a.threads), seconds, "bf16"] if k == "attn_bf16" else
                    [TORCH_PY, script, "--bench", "--threads", str(a.threads), "--seconds", seconds])
             wrapped = ["/usr/bin/time", "-f", "RSS %M"] + cmd
             p = subprocess.run(wrapped, env=env, capture_output=True, text=True)
@@ -222,6 +241,8 @@ def bench_classifier(a, env, table, peak, notes):
     for what, flops in (("train", 3 * fwd), ("inference", fwd)):
         runs = {k: [dict(tokens_per_s=r[what], peak_rss_mb=r["rss"]) for r in v] for k, v in res.items()}
         row(table, "classifier %s (samples/s)" % what, runs["attn"], {"torch": runs["torch"]}, flops, peak)
+        if a.bf16:
+            row(table, "classifier %s bf16 vs torch fp32" % what, runs["attn_bf16"], {"torch": runs["torch"]}, flops, peak)
     notes.append("classifier: peak RSS covers its train and inference runs together (one process)")
 
 
@@ -252,6 +273,8 @@ def main():
     p.add_argument("--quick", action="store_true", help="fewer steps and sentences (2 at batch 1)")
     p.add_argument("--max-len", type=int, default=32, help="output tokens per sentence at most")
     p.add_argument("--work", default="/tmp/attn-compare")
+    p.add_argument("--no-bf16", dest="bf16", action="store_false", help="skip attn's bf16 training rows")
+    p.add_argument("--no-int8", dest="int8", action="store_false", help="skip attn's int8 translation rows")
     p.add_argument("--ct2-python", default="/work/venv-ct2/bin/python",
                    help="a python with ctranslate2 installed ('' to skip CTranslate2)")
     a = p.parse_args()
