@@ -52,17 +52,6 @@ struct Options {
   std::vector<Precision> precisions{Precision::fp32};
 };
 
-std::vector<Precision> parse_precisions(const std::string& list) {
-  std::vector<Precision> out;
-  for (size_t start = 0; start <= list.size();) {
-    size_t end = list.find(',', start);
-    if (end == std::string::npos) end = list.size();
-    out.push_back(parse_precision(list.substr(start, end - start), "bench_train --precision"));
-    start = end + 1;
-  }
-  return out;
-}
-
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -77,7 +66,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--len") o.len = std::atoll(next());
     else if (a == "--steps") o.steps = std::atoi(next());
     else if (a == "--warmup") o.warmup = std::atoi(next());
-    else if (a == "--precision") o.precisions = parse_precisions(next());
+    else if (a == "--precision") o.precisions = parse_precision_list(next(), "bench_train --precision");
     else if (a == "--peak") o.peak = true;
     else if (a == "--peak-only") o.peak = o.peak_only = true;
     else fail("bench_train: unknown argument ", a);

@@ -54,17 +54,6 @@ struct Options {
   std::vector<Precision> precisions{Precision::fp32};
 };
 
-std::vector<Precision> parse_precisions(const std::string& list) {
-  std::vector<Precision> out;
-  for (size_t start = 0; start <= list.size();) {
-    size_t end = list.find(',', start);
-    if (end == std::string::npos) end = list.size();
-    out.push_back(parse_precision(list.substr(start, end - start), "bench_translate --precision"));
-    start = end + 1;
-  }
-  return out;
-}
-
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -82,7 +71,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--alpha") o.alpha = std::atof(next());
     else if (a == "--threads") o.threads = std::atoi(next());
     else if (a == "--repeat") o.repeat = std::atoi(next());
-    else if (a == "--precision") o.precisions = parse_precisions(next());
+    else if (a == "--precision") o.precisions = parse_precision_list(next(), "bench_translate --precision");
     else fail("bench_translate: unknown argument ", a);
   }
   check(!o.model.empty() && !o.src.empty(), "bench_translate: --model and --src are needed");

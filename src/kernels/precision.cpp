@@ -1,6 +1,7 @@
 // The compute-precision setting (include/attn/kernels/precision.h).
 #include "attn/kernels/precision.h"
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 
@@ -28,6 +29,16 @@ Precision parse_precision(std::string_view name, std::string_view what) {
   for (Precision p : {Precision::fp32, Precision::bf16, Precision::int8})
     if (name == precision_name(p)) return p;
   fail(std::string(what), ": unknown precision '", std::string(name), "' (expected fp32, bf16 or int8)");
+}
+
+std::vector<Precision> parse_precision_list(std::string_view list, std::string_view what) {
+  std::vector<Precision> out;
+  for (size_t start = 0; start <= list.size();) {
+    size_t end = std::min(list.find(',', start), list.size());
+    out.push_back(parse_precision(list.substr(start, end - start), what));
+    start = end + 1;
+  }
+  return out;
 }
 
 Precision default_precision() { return g_default.load(std::memory_order_relaxed); }

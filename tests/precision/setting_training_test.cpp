@@ -43,6 +43,10 @@ TEST(PrecisionTest, SettingDefaultsScopesAndNames) {
     EXPECT_NE(std::string(e.what()).find("train.precision"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("half"), std::string::npos) << e.what();
   }
+  EXPECT_EQ(parse_precision_list("fp32,bf16,int8"),
+            (std::vector<Precision>{Precision::fp32, Precision::bf16, Precision::int8}));
+  EXPECT_EQ(parse_precision_list("bf16"), std::vector<Precision>{Precision::bf16});
+  EXPECT_THROW(parse_precision_list("fp32,", "bench --precision"), Error);  // an empty name
 }
 
 TEST(PrecisionTest, Fp32ScopeIsBitIdenticalToDefault) {

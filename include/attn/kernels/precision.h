@@ -19,6 +19,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 namespace attn {
 
@@ -28,6 +29,8 @@ const char* precision_name(Precision p);  // "fp32", "bf16", "int8"
 // Parses a name as precision_name writes it; throws attn::Error naming `what` and the accepted
 // values otherwise.
 Precision parse_precision(std::string_view name, std::string_view what = "precision");
+// A comma-separated list of names ("fp32,bf16"), each parsed as above.
+std::vector<Precision> parse_precision_list(std::string_view list, std::string_view what = "precision");
 
 Precision default_precision();
 void set_default_precision(Precision p);  // process-wide, atomic
