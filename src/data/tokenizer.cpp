@@ -147,6 +147,10 @@ void Tokenizer::train(const TokenizerTrainOptions& o) {
     args["user_defined_symbols"] = join_flag(o.user_defined_symbols, "user_defined_symbols");
 
   auto status = sentencepiece::SentencePieceTrainer::Train(args, &lines);
+  if (!status.ok() && status.ToString().find("required_chars") != std::string::npos)
+    fail("tokenizer training (prefix ", o.model_prefix, "): a vocabulary of ", o.vocab_size,
+         " pieces cannot hold every distinct character of the training text (Chinese has thousands): "
+         "raise the vocabulary size or lower character_coverage. SentencePiece said: ", status.ToString());
   check(status.ok(), "tokenizer training (prefix ", o.model_prefix, "): ", status.ToString());
 }
 

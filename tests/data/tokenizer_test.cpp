@@ -109,6 +109,18 @@ TEST(Tokenizer, Errors) {
   o.inputs = {scratch("latin1.txt")};
   write_file(o.inputs[0], "fine\nGr\xFC\xDF" "e\n");  // Latin-1 "Grüße"
   expect_error([&] { Tokenizer::train(o); }, {"latin1.txt:2: invalid UTF-8"});
+  // More distinct characters than pieces (Chinese): the message says what to change.
+  o.inputs = {scratch("many_chars.txt")};
+  std::string text;
+  for (char32_t c = 0x4E00; c < 0x4E00 + 200; ++c) {  // 200 CJK ideographs, 3 UTF-8 bytes each
+    text += static_cast<char>(0xE0 | (c >> 12));
+    text += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    text += static_cast<char>(0x80 | (c & 0x3F));
+    if (c % 10 == 0) text += "\n";
+  }
+  write_file(o.inputs[0], text + "\n");
+  o.vocab_size = 100;
+  expect_error([&] { Tokenizer::train(o); }, {"100 pieces", "distinct character", "raise the vocabulary size"});
 }
 
 // A model trained elsewhere with SentencePiece's default ids (unk=0, bos=1, eos=2, no pad) is
