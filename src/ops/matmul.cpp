@@ -195,7 +195,7 @@ Affine affine_forward(const Var& x, const Var& W, const Var& b, bool grad) {
     const float* pb = bv.data<float>();
     float* po = a.out.data<float>();
     int64_t n = a.out_features;
-    parallel_for(a.rows, std::max<int64_t>(1, 16384 / n), [&](int64_t r0, int64_t r1) {
+    parallel_for(a.rows, std::max<int64_t>(1, 16384 / n), [pb, po, n](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) std::copy(pb, pb + n, po + r * n);
     });
     beta = 1.0f;
@@ -243,9 +243,13 @@ void affine_backward(const Var& x, const Var& W, const Var& b, const Affine& a, 
   if (b.defined() && b.requires_grad()) {
     float* gb = b.grad_buffer().data<float>();
     int64_t rows = a.rows, n = a.out_features;
-    parallel_for(n, 256, [&](int64_t j0, int64_t j1) {
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t j = j0; j < j1; ++j) gb[j] += G[r * n + j];
+    // Values, not references, and restrict: the loop over j vectorises (same order of sums per j).
+    parallel_for(n, 256, [gb, G, rows, n](int64_t j0, int64_t j1) {
+      float* __restrict out = gb;
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* __restrict g = G + r * n;
+        for (int64_t j = j0; j < j1; ++j) out[j] += g[j];
+      }
     });
   }
 }
@@ -271,7 +275,7 @@ Var linear_relu(const Var& x, const Var& W, const Var& b) {
   Affine a = affine_forward(x, W, b, grad);
   // h = max(0, x W^T + b), in place
   float* h = a.out.data<float>();
-  parallel_for(a.out.numel(), 1 << 14, [&](int64_t i0, int64_t i1) {
+  parallel_for(a.out.numel(), 1 << 14, [h](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) h[i] = h[i] > 0.0f ? h[i] : 0.0f;
   });
   Var y = make_output(a.out, grad);
@@ -285,8 +289,11 @@ Var linear_relu(const Var& x, const Var& W, const Var& b) {
     const float* pg = gy.data<float>();
     const float* ph = y.value().data<float>();
     float* pd = g.data<float>();
-    parallel_for(g.numel(), 1 << 14, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) pd[i] = ph[i] > 0.0f ? pg[i] : 0.0f;
+    parallel_for(g.numel(), 1 << 14, [pd, ph, pg](int64_t i0, int64_t i1) {
+      const float* __restrict hh = ph;
+      const float* __restrict gg = pg;
+      float* __restrict dd = pd;
+      for (int64_t i = i0; i < i1; ++i) dd[i] = hh[i] > 0.0f ? gg[i] : 0.0f;
     });
     affine_backward(x, W, b, a, pd);
   });
