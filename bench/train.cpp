@@ -28,6 +28,7 @@
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/precision.h"
+#include "attn/train/progress.h"
 #include "attn/models/transformer.h"
 #include "attn/ops/loss.h"
 #include "attn/train/adam.h"
@@ -36,12 +37,6 @@ using namespace attn;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-double cpu_seconds() {
-  timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
 
 struct Options {
   std::string config = "small";
@@ -140,10 +135,10 @@ int main(int argc, char** argv) {
       for (size_t j = 0; j < np; ++j) {
         PrecisionScope scope(o.precisions[j]);
         auto t0 = Clock::now();
-        const double c0 = cpu_seconds();
+        const double c0 = process_cpu_seconds();
         step();
         seconds[j] += std::chrono::duration<double>(Clock::now() - t0).count();
-        cpu[j] += cpu_seconds() - c0;
+        cpu[j] += process_cpu_seconds() - c0;
         losses[j] = last_loss;
       }
     struct rusage ru;

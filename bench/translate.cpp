@@ -32,18 +32,13 @@
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/precision.h"
+#include "attn/train/progress.h"
 #include "attn/models/model_dir.h"
 
 using namespace attn;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-double cpu_seconds() {
-  timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
 
 struct Options {
   std::string model, src, out;
@@ -108,7 +103,7 @@ int main(int argc, char** argv) {
         PrecisionScope scope(o.precisions[p], &packed);
         tokens[p] = 0;
         auto t0 = Clock::now();
-        const double c0 = cpu_seconds();
+        const double c0 = process_cpu_seconds();
         for (size_t first = 0; first < sources.size(); first += o.batch) {
           size_t last = std::min(sources.size(), first + o.batch);
           std::vector<std::vector<int32_t>> chunk(sources.begin() + first, sources.begin() + last);
@@ -119,7 +114,7 @@ int main(int argc, char** argv) {
           }
         }
         double s = std::chrono::duration<double>(Clock::now() - t0).count();
-        if (r == 0 || s < seconds[p]) seconds[p] = s, cpu[p] = cpu_seconds() - c0;  // best of the repeats
+        if (r == 0 || s < seconds[p]) seconds[p] = s, cpu[p] = process_cpu_seconds() - c0;  // best of the repeats
       }
     if (!o.out.empty()) {
       std::ofstream out(o.out);

@@ -1,3 +1,4 @@
+#include <ctime>
 #include "attn/train/progress.h"
 
 #include <cmath>
@@ -5,6 +6,12 @@
 #include "attn/error.h"
 
 namespace attn {
+
+double process_cpu_seconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 std::string format_duration(double s) {
   if (!std::isfinite(s) || s < 0) return "?";

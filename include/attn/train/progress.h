@@ -15,6 +15,9 @@ namespace attn {
 // Seconds as "1h02m", "3m05s", "42s".
 std::string format_duration(double seconds);
 
+// CPU time used by this process so far, all threads (seconds): the figure to compare on a loaded machine.
+double process_cpu_seconds();
+
 class ProgressLog {
  public:
   // jsonl_path may be empty (stderr only). Appends when the file exists (a resumed run).
