@@ -7,7 +7,8 @@ command that trains, evaluates and writes docs/attention-report.md with SVG plot
   (c) the Transformer with dot, additive and bilinear scores (scaled_dot is (a))
   (d) dot vs scaled_dot at a large d_k: one head (d_k = d_model = 256), a shorter run
 
-Every run trains for the same wall time (`attn train --max-minutes`), without validation (its time
+Every run trains for the same time (`attn train --max-minutes`; by default CPU time, `train.clock=cpu`,
+so that runs sharing the machine get the same compute), without validation (its time
 would count against the budget), writing a checkpoint every minutes/K. Afterwards each checkpoint
 is scored on the first N dev sentences (`attn score`: the dev-loss curve), the last one is
 translated greedily and, for (a) and (b), with beams 4 and 8 (dev BLEU / chrF with `attn bleu`,
@@ -102,15 +103,18 @@ def prepare_data(a, work):
 
 
 def run_cmd(cmd, log_path=None, stdin=None, stdout=None):
-    """Runs cmd; its stderr (and stdout unless captured) appended to log_path. Returns seconds."""
+    """Runs cmd; its stderr (and stdout unless captured) appended to log_path. Returns (wall seconds,
+    CPU seconds of the child, user + system over all its threads)."""
     t0 = time.monotonic()
     with open(log_path or os.devnull, "a") as lf:
         lf.write("$ " + " ".join(cmd) + "\n")
         lf.flush()
-        r = subprocess.run(cmd, stdin=stdin, stdout=stdout or lf, stderr=lf, env=env())
-    if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode} (log: {log_path})")
-    return time.monotonic() - t0
+        p = subprocess.Popen(cmd, stdin=stdin, stdout=stdout or lf, stderr=lf, env=env())
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode} (log: {log_path})")
+    return time.monotonic() - t0, usage.ru_utime + usage.ru_stime
 
 
 def prepare_tokenizer(a, work, files):
@@ -148,7 +152,7 @@ def train(a, spec, files, spm):
               "data.valid_src=" + files["dev.en"], "data.valid_tgt=" + files["dev.de"], "data.tokenizer=" + spm,
               "train.validate_every=0", "train.valid_sentences=1",
               f"train.checkpoint_minutes={spec['minutes'] / a.curve_points:.6g}", "train.keep_checkpoints=0",
-              "train.log_every=20"]
+              "train.log_every=20", "train.clock=" + a.clock]
     want = {"minutes": spec["minutes"], "threads": a.threads, "sets": common + spec["sets"]}
     if not a.reuse and os.path.exists(d):
         raise SystemExit(f"{d} exists: pass --reuse to keep (or resume) it, or remove it")
@@ -208,7 +212,7 @@ def bleu_chrf(a, hyp, ref):
 def evaluate(a, spec, files):
     d = spec["dir"]
     path = os.path.join(d, "report_eval.json")
-    want = {"dev_sentences": a.dev_sentences, "beams": spec["beams"], "threads": a.threads}
+    want = {"dev_sentences": a.dev_sentences, "beams": spec["beams"], "threads": a.threads, "clock": a.clock}
     if a.reuse and os.path.exists(path):
         with open(path) as f:
             r = json.load(f)
@@ -228,10 +232,11 @@ def evaluate(a, spec, files):
         for beam in spec["beams"]:
             hyp = os.path.join(d, f"report_dev{a.dev_sentences}.beam{beam}.hyp")
             with open(files["dev.en"]) as fin, open(hyp, "w") as fout:
-                secs = run_cmd([a.attn, "translate", "--model", model, "--beam", str(beam), "--threads",
-                                str(a.threads)], log_path, stdin=fin, stdout=fout)
+                wall, cpu = run_cmd([a.attn, "translate", "--model", model, "--beam", str(beam), "--threads",
+                                     str(a.threads)], log_path, stdin=fin, stdout=fout)
+            secs = cpu if a.clock == "cpu" else wall
             bleu, chrf = bleu_chrf(a, hyp, files["dev.de"])
-            r["decode"][str(beam)] = {"bleu": bleu, "chrf": chrf, "seconds": secs, "hyp": os.path.abspath(hyp)}
+            r["decode"][str(beam)] = {"bleu": bleu, "chrf": chrf, "seconds": secs, "wall_seconds": wall, "hyp": os.path.abspath(hyp)}
             log(f"{spec['name']}: beam {beam}: BLEU {bleu:.2f} chrF {chrf:.2f} ({secs:.1f}s)")
     with open(path, "w") as f:
         json.dump(r, f)
@@ -296,8 +301,11 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--attn", default="build/attn", help="the attn binary")
     p.add_argument("--data", default="/work/shared/data/mt-ende", help="corpus: train.{en,de}, dev.{en,de}")
-    p.add_argument("--minutes", type=float, default=10, help="training wall time of each main run")
-    p.add_argument("--dk-minutes", type=float, default=0, help="wall time of the two 1-head runs (0: minutes/2)")
+    p.add_argument("--minutes", type=float, default=10, help="training time of each main run (on --clock)")
+    p.add_argument("--dk-minutes", type=float, default=0, help="training time of the two 1-head runs (0: minutes/2)")
+    p.add_argument("--clock", default="cpu", choices=("cpu", "wall"),
+                   help="what the budgets and speeds count: each process's CPU time (default; fair when jobs\n"
+                        "share the machine or a hypervisor steals time) or wall time (train.clock)")
     p.add_argument("--threads", type=int, default=0, help="threads per job (0: 2 // parallel)")
     p.add_argument("--parallel", type=int, default=1, choices=(1, 2), help="jobs at a time")
     p.add_argument("--dev-sentences", type=int, default=500, help="first N dev sentences evaluated")

@@ -61,7 +61,8 @@ std::vector<ConfigKey> translation_schema() {
       {"train.teacher_forcing_steps", 10000.0, "linear: steps to decay; inverse_sigmoid: k; exponential: time constant"},
       {"train.clip_norm", 0.0, "clip the global gradient norm to this (0: no clipping)"},
       {"train.max_steps", 0, "stop after this many optimizer steps (0: no limit)"},
-      {"train.max_minutes", 0.0, "stop after this much wall time, validation included (0: no limit)"},
+      {"train.max_minutes", 0.0, "stop after this much time on train.clock, validation included (0: no limit)"},
+      {"train.clock", "wall", "what train.max_minutes, checkpoint_minutes, decay and the logs' elapsed count: wall time, or cpu (this process's CPU time over all threads; a loaded or oversubscribed machine does not stretch it)"},
       {"train.max_epochs", 0, "stop after this many passes over the data (0: no limit)"},
       {"train.seed", 1, "seed of the initialisation, data order and dropout"},
       {"train.threads", 2, "threads"},
@@ -123,6 +124,7 @@ TranslationTrainOptions translation_options(const Config& c) {
   o.clip_norm = c.real("train.clip_norm");
   o.max_steps = c.integer("train.max_steps");
   o.max_minutes = c.real("train.max_minutes");
+  o.clock = parse_budget_clock(c.str("train.clock"));
   o.max_epochs = c.integer("train.max_epochs");
   o.seed = static_cast<uint64_t>(c.integer("train.seed"));
   o.log_every = std::max<int64_t>(1, c.integer("train.log_every"));
@@ -177,7 +179,8 @@ std::vector<ConfigKey> classification_schema() {
       {"train.label_smoothing", 0.0, "label smoothing of the training loss (seed: 0)"},
       {"train.max_epochs", 20, "passes over the training set (seed: 20)"},
       {"train.max_steps", 0, "stop after this many batches (0: no limit)"},
-      {"train.max_minutes", 0.0, "stop after this much wall time (0: no limit)"},
+      {"train.max_minutes", 0.0, "stop after this much time on train.clock (0: no limit)"},
+      {"train.clock", "wall", "what train.max_minutes and the logs' elapsed count: wall time, or cpu (this process's CPU time over all threads)"},
       {"train.validate_every", 100, "batches between dev evaluations (also at each epoch's end; seed: 100)"},
       {"train.patience", 1000, "early stop after this many batches without a better dev loss (seed: 1000; 0: never)"},
       {"train.log_every", 50, "batches between progress lines"},
@@ -221,6 +224,7 @@ ClassificationTrainOptions classification_options(const Config& c) {
   o.max_epochs = c.integer("train.max_epochs");
   o.max_steps = c.integer("train.max_steps");
   o.max_minutes = c.real("train.max_minutes");
+  o.clock = parse_budget_clock(c.str("train.clock"));
   o.validate_every = c.integer("train.validate_every");
   o.patience = c.integer("train.patience");
   o.log_every = std::max<int64_t>(1, c.integer("train.log_every"));

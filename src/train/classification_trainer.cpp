@@ -35,9 +35,9 @@ struct Run {
   double best_loss = INFINITY, best_accuracy = 0;
   int64_t best_step = 0;
   double elapsed_before = 0;
-  Clock::time_point started = Clock::now();
+  Stopwatch watch{o.clock};  // train.clock: wall or this process's CPU time
 
-  double elapsed() const { return elapsed_before + std::chrono::duration<double>(Clock::now() - started).count(); }
+  double elapsed() const { return elapsed_before + watch.seconds(); }
   int64_t batches_per_epoch() const { return (train.size() + o.batch - 1) / o.batch; }
 };
 

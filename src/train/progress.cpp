@@ -1,5 +1,6 @@
-#include <ctime>
 #include "attn/train/progress.h"
+
+#include <ctime>
 
 #include <cmath>
 
@@ -11,6 +12,21 @@ double process_cpu_seconds() {
   timespec t;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+BudgetClock parse_budget_clock(const std::string& name) {
+  if (name == "wall") return BudgetClock::wall;
+  if (name == "cpu") return BudgetClock::cpu;
+  fail("train.clock must be wall or cpu, got '", name, "'");
+}
+
+Stopwatch::Stopwatch(BudgetClock clock)
+    : clock_(clock), wall_start_(std::chrono::steady_clock::now()),
+      cpu_start_(process_cpu_seconds()) {}
+
+double Stopwatch::seconds() const {
+  if (clock_ == BudgetClock::cpu) return process_cpu_seconds() - cpu_start_;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
 }
 
 std::string format_duration(double s) {

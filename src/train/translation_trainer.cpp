@@ -37,14 +37,14 @@ struct Run {
   Rng rng;
   int64_t step = 0;
   double elapsed_before = 0;  // seconds of earlier runs (resume)
-  Clock::time_point started = Clock::now();
+  Stopwatch watch{o.clock};  // train.clock: wall or this process's CPU time
   double best_bleu = -1, best_nll = INFINITY;
   int bad_validations = 0;
   int64_t tokens_seen = 0;
   double last_lr = 0;  // of the latest optimizer step
 
   double elapsed() const {
-    return elapsed_before + std::chrono::duration<double>(Clock::now() - started).count();
+    return elapsed_before + watch.seconds();
   }
 };
 

@@ -13,6 +13,7 @@
 #include "attn/models/classifier.h"
 #include "attn/train/adam.h"
 #include "attn/train/schedule.h"
+#include "attn/train/progress.h"
 
 namespace attn {
 
@@ -29,6 +30,7 @@ struct ClassificationTrainOptions {
   float label_smoothing = 0.0f;   // eps of the training loss (PyTorch's definition); dev loss is plain NLL
   int64_t max_epochs = 20, max_steps = 0;
   double max_minutes = 0.0;
+  BudgetClock clock = BudgetClock::wall;  // what max_minutes (and elapsed) count: wall or CPU time
   int64_t validate_every = 0;     // batches (0: at the end of each epoch only)
   int64_t patience = 0;           // batches without a better dev loss before stopping (0: never)
   int64_t log_every = 50;

@@ -9,6 +9,7 @@
 #include "attn/models/scheduled_sampling.h"
 #include "attn/models/transformer_config.h"
 #include "attn/train/schedule.h"
+#include "attn/train/progress.h"
 
 namespace attn {
 
@@ -32,6 +33,7 @@ struct TranslationTrainOptions {
   double clip_norm = 0.0;     // 0: no clipping
   int64_t max_steps = 0;      // budgets (0 = none); training stops at the first reached
   double max_minutes = 0.0;
+  BudgetClock clock = BudgetClock::wall;  // what max_minutes (and elapsed) count: wall or CPU time
   int64_t max_epochs = 0;
   uint64_t seed = 1;
 
