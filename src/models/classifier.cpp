@@ -6,39 +6,37 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/error.h"
+#include "attn/nn/init.h"
 #include "attn/nn/positional_encoding.h"
 
 namespace attn {
 namespace {
 
-enum class Init { linear, embedding, ones, zeros };
-struct ParamSpec {
-  std::string key;
-  Shape shape;
-  Init init;
-  int64_t fan_in = 0;  // for Init::linear: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
-};
+// PyTorch's nn.Linear: weight and bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+ParamSpec linear(const std::string& key, Shape shape, int64_t fan_in) {
+  return {key, std::move(shape), Init::uniform, 1.0f / std::sqrt(static_cast<float>(fan_in))};
+}
 
 std::vector<ParamSpec> param_specs(const ClassifierConfig& c) {
   int64_t d = c.d_model, ff = c.d_ff;
-  std::vector<ParamSpec> s = {{"embedding.weight", {c.vocab, d}, Init::embedding}};
+  std::vector<ParamSpec> s = {{"embedding.weight", {c.vocab, d}, Init::normal, 1.0f}};
   for (int64_t i = 0; i < c.layers; ++i) {
     std::string p = "encoder.layers." + std::to_string(i) + ".";
-    s.push_back({p + "self_attn.in_proj_weight", {3 * d, d}, Init::linear, d});
-    s.push_back({p + "self_attn.in_proj_bias", {3 * d}, Init::linear, d});
-    s.push_back({p + "self_attn.out_proj.weight", {d, d}, Init::linear, d});
-    s.push_back({p + "self_attn.out_proj.bias", {d}, Init::linear, d});
-    s.push_back({p + "linear1.weight", {ff, d}, Init::linear, d});
-    s.push_back({p + "linear1.bias", {ff}, Init::linear, d});
-    s.push_back({p + "linear2.weight", {d, ff}, Init::linear, ff});
-    s.push_back({p + "linear2.bias", {d}, Init::linear, ff});
+    s.push_back(linear(p + "self_attn.in_proj_weight", {3 * d, d}, d));
+    s.push_back(linear(p + "self_attn.in_proj_bias", {3 * d}, d));
+    s.push_back(linear(p + "self_attn.out_proj.weight", {d, d}, d));
+    s.push_back(linear(p + "self_attn.out_proj.bias", {d}, d));
+    s.push_back(linear(p + "linear1.weight", {ff, d}, d));
+    s.push_back(linear(p + "linear1.bias", {ff}, d));
+    s.push_back(linear(p + "linear2.weight", {d, ff}, ff));
+    s.push_back(linear(p + "linear2.bias", {d}, ff));
     for (const char* n : {"norm1", "norm2"}) {
       s.push_back({p + n + ".weight", {d}, Init::ones});
       s.push_back({p + n + ".bias", {d}, Init::zeros});
     }
   }
-  s.push_back({"fc.weight", {c.classes, c.pooled_size()}, Init::linear, c.pooled_size()});
-  s.push_back({"fc.bias", {c.classes}, Init::linear, c.pooled_size()});
+  s.push_back(linear("fc.weight", {c.classes, c.pooled_size()}, c.pooled_size()));
+  s.push_back(linear("fc.bias", {c.classes}, c.pooled_size()));
   return s;
 }
 
@@ -169,19 +167,8 @@ Classifier make_classifier(const ClassifierConfig& c, uint64_t seed) {
   c.validate();
   Rng rng(seed);
   std::map<std::string, Var> named;
-  for (const ParamSpec& s : param_specs(c)) {
-    Tensor t = Tensor::empty(s.shape);
-    if (s.init == Init::ones) t.fill(1.0f);
-    else if (s.init == Init::zeros) t.fill(0.0f);
-    else if (s.init == Init::embedding) {
-      fill_normal(t, 0.0f, 1.0f, rng);
-      t.select(0, 0).fill(0.0f);  // padding_idx: the <PAD> row is 0
-    } else {
-      float bound = 1.0f / std::sqrt(static_cast<float>(s.fan_in));
-      fill_uniform(t, -bound, bound, rng);
-    }
-    named[s.key] = Var(t, true);
-  }
+  for (const ParamSpec& s : param_specs(c)) named[s.key] = Var(init_parameter(s, rng), true);
+  named.at("embedding.weight").value().select(0, 0).fill(0.0f);  // padding_idx: the <PAD> row is 0
   return assemble(c, std::move(named));
 }
 

@@ -5,17 +5,11 @@
 #include "attn/error.h"
 #include "attn/models/named_tensors.h"
 #include "attn/models/rnn_seq2seq.h"
+#include "attn/nn/init.h"
 
 namespace attn {
 namespace {
 
-enum class Init { xavier, embedding, recurrent, zeros };
-
-struct ParamSpec {
-  std::string key;
-  Shape shape;
-  Init init;
-};
 
 int64_t encoder_hidden(const TransformerConfig& c) {
   return c.encoder_hidden > 0 ? c.encoder_hidden : c.d_model / (c.bidirectional ? 2 : 1);
@@ -24,16 +18,19 @@ int64_t encoder_out(const TransformerConfig& c) { return (c.bidirectional ? 2 : 
 
 void add_rnn(std::vector<ParamSpec>& s, const std::string& prefix, const TransformerConfig& c, int64_t layers,
              bool bidirectional, int64_t in, int64_t H) {
+  // PyTorch's nn.LSTM / nn.GRU: U(-1/sqrt(H), 1/sqrt(H)) for every weight and bias
+  const float bound = 1.0f / std::sqrt(static_cast<float>(H));
   for (const auto& [key, shape] : rnn_parameter_shapes(prefix, c.rnn_cell, layers, bidirectional, in, H))
-    s.push_back({key, shape, Init::recurrent});
+    s.push_back({key, shape, Init::uniform, bound});
 }
 
 // The distinct parameters (tied ones appear once, under their first name).
 std::vector<ParamSpec> specs(const TransformerConfig& c) {
   const int64_t D = c.d_model, enc = encoder_out(c);
   std::vector<ParamSpec> s;
-  s.push_back({"src_embed.weight", {c.src_vocab, D}, Init::embedding});
-  if (!c.share_embeddings) s.push_back({"tgt_embed.weight", {c.tgt_vocab, D}, Init::embedding});
+  const float embed_std = 1.0f / std::sqrt(static_cast<float>(c.d_model));  // N(0, d_model^-1)
+  s.push_back({"src_embed.weight", {c.src_vocab, D}, Init::normal, embed_std});
+  if (!c.share_embeddings) s.push_back({"tgt_embed.weight", {c.tgt_vocab, D}, Init::normal, embed_std});
   add_rnn(s, "encoder", c, c.encoder_layers, c.bidirectional, D, encoder_hidden(c));
   if (enc != D) {
     s.push_back({"bridge_h.weight", {D, enc}, Init::xavier});
@@ -101,28 +98,7 @@ RnnSeq2Seq make_rnn_seq2seq(const TransformerConfig& config, uint64_t seed) {
   RnnSeq2Seq m;
   m.config = config;
   Rng rng(seed);
-  for (const ParamSpec& s : specs(config)) {
-    Tensor t = Tensor::empty(s.shape);
-    switch (s.init) {
-      case Init::xavier: {
-        // U(-a, a), a = sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio 2010)
-        float a = std::sqrt(6.0f / static_cast<float>(s.shape[0] + s.shape[1]));
-        fill_uniform(t, -a, a, rng);
-        break;
-      }
-      case Init::recurrent: {
-        // PyTorch's nn.LSTM / nn.GRU: U(-1/sqrt(H), 1/sqrt(H)) for every weight and bias
-        bool decoder = s.key.rfind("decoder.", 0) == 0;
-        float a = 1.0f / std::sqrt(static_cast<float>(decoder ? config.d_model : encoder_out(config) /
-                                                                      (config.bidirectional ? 2 : 1)));
-        fill_uniform(t, -a, a, rng);
-        break;
-      }
-      case Init::embedding: fill_normal(t, 0.0f, 1.0f / std::sqrt(static_cast<float>(config.d_model)), rng); break;
-      case Init::zeros: t.zero(); break;
-    }
-    m.named[s.key] = Var(t, true);
-  }
+  for (const ParamSpec& s : specs(config)) m.named[s.key] = Var(init_parameter(s, rng), true);
   for (const auto& [alias, target] : tied_aliases(config)) m.named[alias] = m.named.at(target);
   wire(m);
   return m;

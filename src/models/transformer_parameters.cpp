@@ -5,18 +5,12 @@
 #include "attn/error.h"
 #include "attn/models/named_tensors.h"
 #include "attn/models/transformer.h"
+#include "attn/nn/init.h"
 #include "attn/nn/positional_encoding.h"
 
 namespace attn {
 namespace {
 
-enum class Init { xavier, embedding, zeros, ones };
-
-struct ParamSpec {
-  std::string key;
-  Shape shape;
-  Init init;
-};
 
 void add_attention(std::vector<ParamSpec>& s, const std::string& p, int64_t d, const TransformerConfig& c) {
   s.push_back({p + ".in_proj_weight", {3 * d, d}, Init::xavier});
@@ -49,9 +43,11 @@ void add_ffn(std::vector<ParamSpec>& s, const std::string& p, int64_t d, int64_t
 std::vector<ParamSpec> specs(const TransformerConfig& c) {
   int64_t d = c.d_model;
   std::vector<ParamSpec> s;
-  s.push_back({"src_embed.weight", {c.src_vocab, d}, Init::embedding});
-  if (!c.share_embeddings) s.push_back({"tgt_embed.weight", {c.tgt_vocab, d}, Init::embedding});
-  if (c.positions == "learned") s.push_back({"pos_embed.weight", {c.max_len, d}, Init::embedding});
+  // Embeddings: N(0, d_model^-1), so that embedding * sqrt(d_model) has unit variance.
+  const float embed_std = 1.0f / std::sqrt(static_cast<float>(d));
+  s.push_back({"src_embed.weight", {c.src_vocab, d}, Init::normal, embed_std});
+  if (!c.share_embeddings) s.push_back({"tgt_embed.weight", {c.tgt_vocab, d}, Init::normal, embed_std});
+  if (c.positions == "learned") s.push_back({"pos_embed.weight", {c.max_len, d}, Init::normal, embed_std});
   for (int64_t i = 0; i < c.encoder_layers; ++i) {
     std::string p = "transformer.encoder.layers." + std::to_string(i) + ".";
     add_attention(s, p + "self_attn", d, c);
@@ -127,21 +123,7 @@ Transformer make_transformer(const TransformerConfig& config, uint64_t seed) {
   Transformer m;
   m.config = config;
   Rng rng(seed);
-  for (const ParamSpec& s : specs(config)) {
-    Tensor t = Tensor::empty(s.shape);
-    switch (s.init) {
-      case Init::xavier: {
-        // U(-a, a), a = sqrt(6 / (fan_in + fan_out)) (Glorot and Bengio 2010)
-        float a = std::sqrt(6.0f / static_cast<float>(s.shape[0] + s.shape[1]));
-        fill_uniform(t, -a, a, rng);
-        break;
-      }
-      case Init::embedding: fill_normal(t, 0.0f, 1.0f / std::sqrt(static_cast<float>(config.d_model)), rng); break;
-      case Init::zeros: t.zero(); break;
-      case Init::ones: t.fill(1.0f); break;
-    }
-    m.named[s.key] = Var(t, true);
-  }
+  for (const ParamSpec& s : specs(config)) m.named[s.key] = Var(init_parameter(s, rng), true);
   for (const auto& [alias, target] : tied_aliases(config)) m.named[alias] = m.named.at(target);
   wire(m);
   return m;
