@@ -30,11 +30,9 @@ Tensor gru_bptt(const GruSaved& s, const Tensor& dout, Tensor& dh, Tensor& dgh, 
   const int64_t B = d.B, T = d.T, H = d.H, G3 = 3 * H;
   Tensor dgx = Tensor::zeros({B, T, G3});
   dgh = Tensor::zeros({B, T, G3});
-  for (int64_t step = T - 1; step >= 0; --step) {
-    const int64_t t = reverse ? T - 1 - step : step;
-    parallel_for(B, 4, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        if (t >= len[static_cast<size_t>(b)]) continue;  // padded: the state passes through
+  bptt_steps(
+      d, len, reverse,
+      [&](int64_t b, int64_t t) {
         const int64_t at = b * T + t;
         const float* g = s.gates.data<float>() + at * G3;
         const float* hn = s.hn.data<float>() + at * H;
@@ -55,12 +53,12 @@ Tensor gru_bptt(const GruSaved& s, const Tensor& dout, Tensor& dh, Tensor& dgh, 
           gh[j] = dr, gh[H + j] = dz, gh[2 * H + j] = dn * r;
           dhb[j] = dht * z;  // the direct path; the GEMM below adds the gates' path
         }
-      }
-    });
-    // dh += d(h W_hh^T + b_hh)_t W_hh
-    gemm({false, false, B, H, G3, 1.0f, 1.0f, dgh.data<float>() + t * G3, T * G3, whh.data<float>(), H,
-          dh.data<float>(), H});
-  }
+      },
+      [&](int64_t t) {
+        // dh += d(h W_hh^T + b_hh)_t W_hh
+        gemm({false, false, B, H, G3, 1.0f, 1.0f, dgh.data<float>() + t * G3, T * G3, whh.data<float>(), H,
+              dh.data<float>(), H});
+      });
   return dgx;
 }
 

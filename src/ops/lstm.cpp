@@ -30,11 +30,9 @@ Tensor lstm_bptt(const LstmSaved& s, const Tensor& dout, Tensor& dh, Tensor& dc,
                  const std::vector<int32_t>& len, const RnnDims& d, bool reverse) {
   const int64_t B = d.B, T = d.T, H = d.H, G4 = 4 * H;
   Tensor dg = Tensor::zeros({B, T, G4});
-  for (int64_t step = T - 1; step >= 0; --step) {
-    const int64_t t = reverse ? T - 1 - step : step;
-    parallel_for(B, 4, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        if (t >= len[static_cast<size_t>(b)]) continue;  // padded: the state passes through
+  bptt_steps(
+      d, len, reverse,
+      [&](int64_t b, int64_t t) {
         const int64_t at = b * T + t;
         const float* g = s.gates.data<float>() + at * G4;
         const float* cp = s.cprev.data<float>() + at * H;
@@ -56,12 +54,12 @@ Tensor lstm_bptt(const LstmSaved& s, const Tensor& dout, Tensor& dh, Tensor& dc,
           dcb[j] = dct * f;
           dhb[j] = 0.0f;  // filled by the GEMM below
         }
-      }
-    });
-    // dh = d(gates_t) W_hh  (padded rows: their dg is 0 and dh kept its value)
-    gemm({false, false, B, H, G4, 1.0f, 1.0f, dg.data<float>() + t * G4, T * G4, whh.data<float>(), H,
-          dh.data<float>(), H});
-  }
+      },
+      [&](int64_t t) {
+        // dh = d(gates_t) W_hh  (padded rows: their dg is 0 and dh kept its value)
+        gemm({false, false, B, H, G4, 1.0f, 1.0f, dg.data<float>() + t * G4, T * G4, whh.data<float>(), H,
+              dh.data<float>(), H});
+      });
   return dg;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "attn/kernels/elementwise.h"
 #include "attn/ops/rnn.h"
 
 namespace attn::rnn_detail {
@@ -18,6 +19,21 @@ RnnDims rnn_dims(const char* op, const Var& x, const RnnWeights& w, int64_t gate
 
 // lengths[b] (each in [1, T]), or T for every row when `lengths` is undefined.
 std::vector<int32_t> sequence_lengths(const char* op, const Tensor& lengths, int64_t B, int64_t T);
+
+// Backpropagation through time, from the forward pass's last step back to its first: at each step t,
+// cell(b, t) for every sequence b that is running at t (a padded step passes the state through),
+// in parallel over b, then recurrent(t) (the state's gradient through W_hh, one GEMM for the batch).
+template <class Cell, class Recurrent>
+void bptt_steps(const RnnDims& d, const std::vector<int32_t>& len, bool reverse, Cell cell, Recurrent recurrent) {
+  for (int64_t step = d.T - 1; step >= 0; --step) {
+    const int64_t t = reverse ? d.T - 1 - step : step;
+    parallel_for(d.B, 4, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b)
+        if (t < len[static_cast<size_t>(b)]) cell(b, t);
+    });
+    recurrent(t);
+  }
+}
 
 // A dense [B, H] copy of an initial state, or zeros when it is undefined.
 Tensor initial_state(const char* op, const Var& s, int64_t B, int64_t H);

@@ -42,16 +42,20 @@ void log_softmax_rows(const float* x, float* y, int64_t rows, int64_t d) {
   });
 }
 
-Var softmax(const Var& x) {
+namespace {
+
+// An op on each row of the last dimension: forward_rows(x, y, rows, d) computes it,
+// backward_row(y, dy, dx, d) one row's input gradient from its output.
+template <class ForwardRows, class BackwardRow>
+Var rowwise(const Var& x, ForwardRows forward_rows, BackwardRow backward_row) {
   Tensor xv = x.value().contiguous();
   int64_t d = xv.size(-1), rows = xv.numel() / std::max<int64_t>(d, 1);
   Tensor out = Tensor::empty(xv.shape());
-  softmax_rows(xv.data<float>(), out.data<float>(), rows, d);
+  forward_rows(xv.data<float>(), out.data<float>(), rows, d);
   bool grad = needs_grad({&x});
   Var y = make_output(out, grad);
   if (!grad) return y;
-  // dx_i = y_i (dy_i - sum_j dy_j y_j)
-  record_backward([x, y, rows, d]() mutable {
+  record_backward([x, y, rows, d, backward_row]() mutable {
     if (!y.grad().defined()) return;
     Tensor gy = y.grad().contiguous();
     Tensor gx = Tensor::empty(gy.shape());
@@ -59,43 +63,31 @@ Var softmax(const Var& x) {
     const float* pg = gy.data<float>();
     float* px = gx.data<float>();
     parallel_for(rows, 64, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        float dot = 0.0f;
-        for (int64_t i = 0; i < d; ++i) dot += pg[r * d + i] * py[r * d + i];
-        for (int64_t i = 0; i < d; ++i) px[r * d + i] = py[r * d + i] * (pg[r * d + i] - dot);
-      }
+      for (int64_t r = r0; r < r1; ++r) backward_row(py + r * d, pg + r * d, px + r * d, d);
     });
     detail::give_grad(x, std::move(gx));
   });
   return y;
 }
 
-Var log_softmax(const Var& x) {
-  Tensor xv = x.value().contiguous();
-  int64_t d = xv.size(-1), rows = xv.numel() / std::max<int64_t>(d, 1);
-  Tensor out = Tensor::empty(xv.shape());
-  log_softmax_rows(xv.data<float>(), out.data<float>(), rows, d);
-  bool grad = needs_grad({&x});
-  Var y = make_output(out, grad);
-  if (!grad) return y;
-  // dx_i = dy_i - exp(y_i) sum_j dy_j
-  record_backward([x, y, rows, d]() mutable {
-    if (!y.grad().defined()) return;
-    Tensor gy = y.grad().contiguous();
-    Tensor gx = Tensor::empty(gy.shape());
-    const float* py = y.value().data<float>();
-    const float* pg = gy.data<float>();
-    float* px = gx.data<float>();
-    parallel_for(rows, 64, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        float sum = 0.0f;
-        for (int64_t i = 0; i < d; ++i) sum += pg[r * d + i];
-        for (int64_t i = 0; i < d; ++i) px[r * d + i] = pg[r * d + i] - std::exp(py[r * d + i]) * sum;
-      }
-    });
-    detail::give_grad(x, std::move(gx));
+}  // namespace
+
+Var softmax(const Var& x) {
+  return rowwise(x, softmax_rows, [](const float* y, const float* dy, float* dx, int64_t d) {
+    // dx_i = y_i (dy_i - sum_j dy_j y_j)
+    float dot = 0.0f;
+    for (int64_t i = 0; i < d; ++i) dot += dy[i] * y[i];
+    for (int64_t i = 0; i < d; ++i) dx[i] = y[i] * (dy[i] - dot);
   });
-  return y;
+}
+
+Var log_softmax(const Var& x) {
+  return rowwise(x, log_softmax_rows, [](const float* y, const float* dy, float* dx, int64_t d) {
+    // dx_i = dy_i - exp(y_i) sum_j dy_j
+    float sum = 0.0f;
+    for (int64_t i = 0; i < d; ++i) sum += dy[i];
+    for (int64_t i = 0; i < d; ++i) dx[i] = dy[i] - std::exp(y[i]) * sum;
+  });
 }
 
 }  // namespace attn
