@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/cli/args.h"
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/precision.h"
@@ -47,26 +48,29 @@ struct Options {
   std::vector<Precision> precisions{Precision::fp32};
 };
 
-Options parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      if (i + 1 >= argc) fail("bench_train: ", a, " needs a value");
-      return argv[++i];
-    };
-    if (a == "--config") o.config = next();
-    else if (a == "--threads") o.threads = std::atoi(next());
-    else if (a == "--batch") o.batch = std::atoll(next());
-    else if (a == "--len") o.len = std::atoll(next());
-    else if (a == "--steps") o.steps = std::atoi(next());
-    else if (a == "--warmup") o.warmup = std::atoi(next());
-    else if (a == "--precision") o.precisions = parse_precision_list(next(), "bench_train --precision");
-    else if (a == "--peak") o.peak = true;
-    else if (a == "--peak-only") o.peak = o.peak_only = true;
-    else fail("bench_train: unknown argument ", a);
-  }
-  return o;
+// Returns false when --help was asked for.
+bool parse(int argc, char** argv, Options& o) {
+  cli::Args a("bench_train", "Training throughput of the translation Transformer on random ids.", "");
+  a.option("config", "base or small", o.config)
+      .option("threads", "threads", std::to_string(o.threads))
+      .option("batch", "sentences a step", std::to_string(o.batch))
+      .option("len", "source and target tokens a sentence", std::to_string(o.len))
+      .option("steps", "timed steps", std::to_string(o.steps))
+      .option("warmup", "untimed steps first", std::to_string(o.warmup))
+      .option("precision", "comma-separated list: fp32, bf16 (interleaved steps)", "fp32")
+      .flag("peak", "also measure the fp32 GEMM peak")
+      .flag("peak-only", "only measure the fp32 GEMM peak");
+  if (!a.parse(argc, argv)) return false;
+  o.config = a.str("config");
+  o.threads = a.integer("threads");
+  o.batch = a.integer("batch");
+  o.len = a.integer("len");
+  o.steps = a.integer("steps");
+  o.warmup = a.integer("warmup");
+  o.precisions = parse_precision_list(a.str("precision"), "bench_train --precision");
+  o.peak_only = a.on("peak-only");
+  o.peak = a.on("peak") || o.peak_only;
+  return true;
 }
 
 TransformerConfig config_named(const std::string& name) {
@@ -95,7 +99,8 @@ Tensor random_ids(int64_t rows, int64_t len, int64_t vocab, Rng& rng) {
 
 int main(int argc, char** argv) {
   try {
-    Options o = parse(argc, argv);
+    Options o;
+    if (!parse(argc, argv, o)) return 0;
     set_num_threads(o.threads);
     double peak = o.peak ? measure_gemm_peak_gflops(o.threads) : 0.0;
     if (o.peak_only) {

@@ -28,6 +28,7 @@
 
 #include "attn/decode/id_lines.h"
 #include "attn/decode/search.h"
+#include "attn/cli/args.h"
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_int8.h"
@@ -49,36 +50,41 @@ struct Options {
   std::vector<Precision> precisions{Precision::fp32};
 };
 
-Options parse(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      if (i + 1 >= argc) fail("bench_translate: ", a, " needs a value");
-      return argv[++i];
-    };
-    if (a == "--model") o.model = next();
-    else if (a == "--src") o.src = next();
-    else if (a == "--out") o.out = next();
-    else if (a == "--beam") o.beam = std::atoi(next());
-    else if (a == "--batch") o.batch = static_cast<size_t>(std::atoll(next()));
-    else if (a == "--max-len") o.max_len = std::atoi(next());
-    else if (a == "--alpha") o.alpha = std::atof(next());
-    else if (a == "--threads") o.threads = std::atoi(next());
-    else if (a == "--repeat") o.repeat = std::atoi(next());
-    else if (a == "--precision") o.precisions = parse_precision_list(next(), "bench_translate --precision");
-    else fail("bench_translate: unknown argument ", a);
-  }
+// Returns false when --help was asked for.
+bool parse(int argc, char** argv, Options& o) {
+  cli::Args a("bench_translate", "Translation throughput: output tokens/s of greedy or beam search over source ids.", "");
+  a.option("model", "model directory (attn's or torch_ref.py's weights.npz)")
+      .option("src", "source ids, one sentence a line")
+      .option("out", "write the best hypothesis of each sentence as ids")
+      .option("beam", "beam size (1: greedy)", std::to_string(o.beam))
+      .option("batch", "sentences at a time", std::to_string(o.batch))
+      .option("max-len", "longest output", std::to_string(o.max_len))
+      .option("alpha", "length penalty", "0")
+      .option("threads", "threads", std::to_string(o.threads))
+      .option("repeat", "runs; the best is reported", std::to_string(o.repeat))
+      .option("precision", "comma-separated list: fp32, bf16, int8 (interleaved)", "fp32");
+  if (!a.parse(argc, argv)) return false;
+  o.model = a.str("model");
+  o.src = a.str("src");
+  o.out = a.str("out");
+  o.beam = a.integer("beam");
+  o.batch = static_cast<size_t>(a.integer("batch"));
+  o.max_len = a.integer("max-len");
+  o.alpha = a.real("alpha");
+  o.threads = a.integer("threads");
+  o.repeat = a.integer("repeat");
+  o.precisions = parse_precision_list(a.str("precision"), "bench_translate --precision");
   check(!o.model.empty() && !o.src.empty(), "bench_translate: --model and --src are needed");
   check(o.batch >= 1, "bench_translate: --batch must be >= 1");
-  return o;
+  return true;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
-    Options o = parse(argc, argv);
+    Options o;
+    if (!parse(argc, argv, o)) return 0;
     set_num_threads(o.threads);
     // An attn model directory (model.safetensors), else torch_ref.py's layout (weights.npz).
     Transformer model = std::filesystem::exists(o.model + "/model.safetensors") ? load_transformer(o.model)

@@ -7,8 +7,8 @@
 
 namespace attn::cli {
 
-Args::Args(std::string command, std::string summary)
-    : command_(std::move(command)), summary_(std::move(summary)) {}
+Args::Args(std::string command, std::string summary, const std::string& program)
+    : command_(program.empty() ? std::move(command) : program + " " + command), summary_(std::move(summary)) {}
 
 Args& Args::option(const std::string& name, const std::string& help, const std::string& fallback) {
   specs_.push_back({name, help, fallback, Spec::Option});
@@ -53,7 +53,7 @@ bool Args::parse(int argc, char** argv) {
         inline_value = true;
       }
       const Spec* s = find(name);
-      check(s != nullptr, "unknown option --", name, " (see attn ", command_, " --help)");
+      check(s != nullptr, "unknown option --", name, " (see ", command_, " --help)");
       if (s->kind == Spec::Flag) {
         check(!inline_value, "option --", name, " takes no value");
         given_[name].push_back("1");
@@ -67,13 +67,13 @@ bool Args::parse(int argc, char** argv) {
       given_[name].push_back(value);
       continue;
     }
-    check(next_positional < positionals.size(), "unexpected argument '", a, "' (see attn ",
+    check(next_positional < positionals.size(), "unexpected argument '", a, "' (see ",
           command_, " --help)");
     given_[positionals[next_positional++]->name].push_back(a);
   }
   for (; next_positional < positionals.size(); ++next_positional)
     check(!positionals[next_positional]->required, "missing argument ",
-          positionals[next_positional]->name, " (see attn ", command_, " --help)");
+          positionals[next_positional]->name, " (see ", command_, " --help)");
   return true;
 }
 
@@ -111,7 +111,7 @@ std::vector<std::string> Args::all(const std::string& name) const {
 }
 
 std::string Args::help() const {
-  std::string usage = "usage: attn " + command_;
+  std::string usage = "usage: " + command_;
   for (const auto& s : specs_)
     if (s.kind == Spec::Positional) usage += s.required ? " " + s.name : " [" + s.name + "]";
   usage += " [options]\n\n" + summary_ + "\n";

@@ -11,7 +11,8 @@ namespace attn::cli {
 
 class Args {
  public:
-  Args(std::string command, std::string summary);
+  // `program command` names it in messages ("attn train"); a standalone tool passes program "".
+  Args(std::string command, std::string summary, const std::string& program = "attn");
 
   // Declarations, in the order --help shows them.
   Args& option(const std::string& name, const std::string& help, const std::string& fallback = "");
