@@ -64,28 +64,22 @@ def convert(a):
         emb.weight = w[table]
         stack.scale_embeddings = True
         stack.position_encodings.encodings = pe
-    norm(spec.encoder.layer_norm, "transformer.encoder.norm.")
-    for i, layer in enumerate(spec.encoder.layer):
-        k = "transformer.encoder.layers.%d." % i
-        linear(layer.self_attention.linear[0], k + "self_attn.in_proj_")
-        linear(layer.self_attention.linear[1], k + "self_attn.out_proj.")
-        norm(layer.self_attention.layer_norm, k + "norm1.")
-        linear(layer.ffn.linear_0, k + "linear1.")
-        linear(layer.ffn.linear_1, k + "linear2.")
-        norm(layer.ffn.layer_norm, k + "norm2.")
-    norm(spec.decoder.layer_norm, "transformer.decoder.norm.")
-    for i, layer in enumerate(spec.decoder.layer):
-        k = "transformer.decoder.layers.%d." % i
-        linear(layer.self_attention.linear[0], k + "self_attn.in_proj_")
-        linear(layer.self_attention.linear[1], k + "self_attn.out_proj.")
-        norm(layer.self_attention.layer_norm, k + "norm1.")
-        linear(layer.attention.linear[0], k + "multihead_attn.in_proj_", slice(0, d))
-        linear(layer.attention.linear[1], k + "multihead_attn.in_proj_", slice(d, 3 * d))
-        linear(layer.attention.linear[2], k + "multihead_attn.out_proj.")
-        norm(layer.attention.layer_norm, k + "norm2.")
-        linear(layer.ffn.linear_0, k + "linear1.")
-        linear(layer.ffn.linear_1, k + "linear2.")
-        norm(layer.ffn.layer_norm, k + "norm3.")
+    for stack, name in ((spec.encoder, "encoder"), (spec.decoder, "decoder")):
+        norm(stack.layer_norm, "transformer.%s.norm." % name)
+        for i, layer in enumerate(stack.layer):
+            k = "transformer.%s.layers.%d." % (name, i)
+            # self-attention (norm1), the decoder's cross-attention (norm2), the FFN (last norm)
+            linear(layer.self_attention.linear[0], k + "self_attn.in_proj_")
+            linear(layer.self_attention.linear[1], k + "self_attn.out_proj.")
+            norm(layer.self_attention.layer_norm, k + "norm1.")
+            if name == "decoder":
+                linear(layer.attention.linear[0], k + "multihead_attn.in_proj_", slice(0, d))
+                linear(layer.attention.linear[1], k + "multihead_attn.in_proj_", slice(d, 3 * d))
+                linear(layer.attention.linear[2], k + "multihead_attn.out_proj.")
+                norm(layer.attention.layer_norm, k + "norm2.")
+            linear(layer.ffn.linear_0, k + "linear1.")
+            linear(layer.ffn.linear_1, k + "linear2.")
+            norm(layer.ffn.layer_norm, k + ("norm3." if name == "decoder" else "norm2."))
     linear(spec.decoder.projection, "generator.")
     spec.register_source_vocabulary(vocabulary(cfg["src_vocab"]))
     spec.register_target_vocabulary(vocabulary(cfg["tgt_vocab"]))
