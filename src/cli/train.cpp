@@ -66,7 +66,7 @@ std::vector<ConfigKey> translation_schema() {
       {"train.max_epochs", 0, "stop after this many passes over the data (0: no limit)"},
       {"train.seed", 1, "seed of the initialisation, data order and dropout"},
       {"train.threads", 2, "threads"},
-      {"train.precision", "fp32", "fp32, or bf16: the products of linear layers and matmuls in bfloat16 with f32 accumulation (weights, gradients, Adam, norms and loss stay f32; validation runs in fp32)"},
+      {"train.precision", "fp32", "fp32, bf16 (the products of linear layers and matmuls in bfloat16 with f32 accumulation; weights, gradients, Adam, norms and loss stay f32; validation runs in fp32), or auto: bf16 where the CPU multiplies bf16 natively (AVX512-BF16, AMX), else fp32"},
       {"train.log_every", 50, "steps between progress lines"},
       {"train.checkpoint_every", 0, "steps between checkpoints (0: by time only)"},
       {"train.checkpoint_minutes", 15.0, "minutes between checkpoints (0: by steps only)"},
@@ -188,7 +188,7 @@ std::vector<ConfigKey> classification_schema() {
       {"train.keep_checkpoints", 2, "checkpoints kept"},
       {"train.seed", 1, "seed of the initialisation, data order and dropout"},
       {"train.threads", 2, "threads"},
-      {"train.precision", "fp32", "fp32, or bf16: the products of linear layers and matmuls in bfloat16 with f32 accumulation (weights, gradients, Adam, norms and loss stay f32; validation runs in fp32)"},
+      {"train.precision", "fp32", "fp32, bf16 (the products of linear layers and matmuls in bfloat16 with f32 accumulation; weights, gradients, Adam, norms and loss stay f32; validation runs in fp32), or auto: bf16 where the CPU multiplies bf16 natively (AVX512-BF16, AMX), else fp32"},
   };
 }
 
@@ -267,7 +267,7 @@ int run_train(int argc, char** argv) {
       .option("max-minutes", "shortcut for --set train.max_minutes=M")
       .option("model-dir", "shortcut for --set model_dir=DIR")
       .option("threads", "shortcut for --set train.threads=N")
-      .option("precision", "shortcut for --set train.precision=fp32|bf16")
+      .option("precision", "shortcut for --set train.precision=fp32|bf16|auto")
       .flag("resume", "continue from the newest checkpoint in model_dir, exactly")
       .flag("help-config", "list every configuration key with its default and meaning");
   if (!args.parse(argc, argv)) return 0;
@@ -287,8 +287,10 @@ int run_train(int argc, char** argv) {
   }
   Config c = Config::load(args.str("config"), sets, schema);
   set_num_threads(static_cast<int>(c.integer("train.threads")));
-  const Precision precision = parse_precision(c.str("train.precision"), "train.precision");
-  check(precision != Precision::int8, "train.precision: int8 is for inference only (fp32 or bf16)");
+  const Precision precision = parse_training_precision(c.str("train.precision"));
+  if (c.str("train.precision") == "auto")
+    std::fprintf(stderr, "precision: %s (auto: this CPU %s bf16 natively)\n", precision_name(precision),
+                 precision == Precision::bf16 ? "multiplies" : "does not multiply");
   PrecisionScope precision_scope(precision);
   if (task == "classification") {
     ClassificationTrainOptions o = classification_options(c);

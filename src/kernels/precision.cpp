@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 
 #include "attn/error.h"
@@ -39,6 +40,18 @@ std::vector<Precision> parse_precision_list(std::string_view list, std::string_v
     start = end + 1;
   }
   return out;
+}
+
+bool cpu_has_native_bf16() {
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+}
+
+Precision parse_training_precision(std::string_view name, std::string_view what) {
+  if (name == "auto") return cpu_has_native_bf16() ? Precision::bf16 : Precision::fp32;
+  const Precision p = parse_precision(name, what);
+  check(p != Precision::int8, std::string(what), ": int8 is for inference only (fp32, bf16 or auto)");
+  return p;
 }
 
 Precision default_precision() { return g_default.load(std::memory_order_relaxed); }

@@ -49,6 +49,17 @@ TEST(PrecisionTest, SettingDefaultsScopesAndNames) {
   EXPECT_THROW(parse_precision_list("fp32,", "bench --precision"), Error);  // an empty name
 }
 
+TEST(PrecisionTest, TrainingPrecisionAutoFollowsTheCpu) {
+  // This machine's CPU (AVX512-BF16 / AMX) multiplies bf16 natively; auto picks bf16 exactly then.
+  const bool native = cpu_has_native_bf16();
+  std::printf("cpu_has_native_bf16: %d\n", native ? 1 : 0);
+  EXPECT_EQ(parse_training_precision("auto"), native ? Precision::bf16 : Precision::fp32);
+  EXPECT_EQ(parse_training_precision("fp32"), Precision::fp32);
+  EXPECT_EQ(parse_training_precision("bf16"), Precision::bf16);
+  EXPECT_THROW(parse_training_precision("int8"), Error);  // inference only
+  EXPECT_THROW(parse_training_precision("fp16"), Error);
+}
+
 TEST(PrecisionTest, Fp32ScopeIsBitIdenticalToDefault) {
   Tensor x = Tensor::empty({9, 40}), W = Tensor::empty({24, 40}), b = Tensor::empty({24});
   Rng rng(3);

@@ -32,6 +32,11 @@ Precision parse_precision(std::string_view name, std::string_view what = "precis
 // A comma-separated list of names ("fp32,bf16"), each parsed as above.
 std::vector<Precision> parse_precision_list(std::string_view list, std::string_view what = "precision");
 
+// True when this CPU multiplies bf16 natively (AVX512-BF16 or AMX), as oneDNN detects it.
+bool cpu_has_native_bf16();
+// A training precision: fp32, bf16, or auto (bf16 where cpu_has_native_bf16(), else fp32).
+Precision parse_training_precision(std::string_view name, std::string_view what = "train.precision");
+
 Precision default_precision();
 void set_default_precision(Precision p);  // process-wide, atomic
 Precision current_precision();            // this thread's scope, else the default
