@@ -13,8 +13,8 @@ void axpy(int64_t n, float alpha, const float* src, float* dst) {
 }
 
 void add_into(Tensor& dst, const Tensor& src) {
-  check(dst.shape() == src.shape(), "add_into: ", shape_str(src.shape()), " into ",
-        shape_str(dst.shape()));
+  if (dst.shape() != src.shape())  // (shape_str only on failure: add_into is on the decode path)
+    fail("add_into: ", shape_str(src.shape()), " into ", shape_str(dst.shape()));
   check(dst.is_contiguous(), "add_into: destination must be dense");
   Tensor s = src.contiguous();
   float* d = dst.data<float>();
@@ -30,8 +30,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   for (size_t i = 0; i < n; ++i) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    check(da == db || da == 1 || db == 1, "broadcast: shapes ", shape_str(a), " and ", shape_str(b),
-          " do not broadcast");
+    if (!(da == db || da == 1 || db == 1))
+      fail("broadcast: shapes ", shape_str(a), " and ", shape_str(b), " do not broadcast");
     out[i] = da == 1 ? db : da;
   }
   return out;

@@ -17,6 +17,7 @@
 #include "attn/error.h"
 #include "attn/kernels/bf16.h"
 #include "attn/kernels/gemm_int8.h"
+#include "attn/kernels/gemm_s8_gemv.h"
 
 namespace attn {
 
@@ -44,16 +45,21 @@ struct PackedWeight {
   Precision precision = Precision::bf16;
   int64_t n = 0, k = 0;
   std::vector<uint16_t> bf16;  // [n, k], row-major
-  std::vector<int8_t> s8;      // [n, k], row-major
+  std::vector<int8_t> s8;      // [n, k], row-major (int8 without panels)
   std::vector<float> scales;   // [n] (int8)
+  S8Panels panels;             // s8 in VNNI panels for small m (int8, when s8_gemv_available())
 
   // The weight as the matmul's [k, n] operand in `layout`, reordered on first request.
   const memory& in_layout(const memory::desc& layout) const {
     std::lock_guard<std::mutex> lock(mutex);
     for (const auto& [desc, mem] : layouts)
       if (desc == layout) return mem;
-    const void* plain_data = precision == Precision::int8 ? static_cast<const void*>(s8.data())
-                                                          : static_cast<const void*>(bf16.data());
+    // int8 with panels keeps no row-major copy: it is unpacked for the reorder
+    const std::vector<int8_t> unpacked =
+        precision == Precision::int8 && s8.empty() ? unpack_s8_panels(panels) : std::vector<int8_t>{};
+    const void* plain_data = precision == Precision::bf16 ? static_cast<const void*>(bf16.data())
+                             : s8.empty()                 ? static_cast<const void*>(unpacked.data())
+                                                          : static_cast<const void*>(s8.data());
     const memory::desc plain_desc({k, n}, input_type(precision), memory::dims{1, k});
     memory plain(plain_desc, engine(), const_cast<void*>(plain_data));
     memory packed(layout, engine());
@@ -67,20 +73,6 @@ struct PackedWeight {
   mutable std::vector<std::pair<memory::desc, memory>> layouts;  // few; never shrinks
 };
 
-void quantize_rows_s8(const float* x, int64_t rows, int64_t cols, int64_t ld, int8_t* q, float* scales) {
-#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 15))
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * ld;
-    float amax = 0.0f;
-    for (int64_t j = 0; j < cols; ++j) amax = std::max(amax, std::fabs(xr[j]));
-    const float scale = amax > 0.0f ? amax / 127.0f : 1.0f;
-    const float inv = 1.0f / scale;
-    int8_t* qr = q + r * cols;
-    for (int64_t j = 0; j < cols; ++j) qr[j] = static_cast<int8_t>(std::nearbyint(xr[j] * inv));
-    scales[r] = scale;
-  }
-}
-
 std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int64_t n, int64_t k, int64_t ldw) {
   check(p == Precision::bf16 || p == Precision::int8, "pack_weight: precision must be bf16 or int8, got ",
         precision_name(p));
@@ -93,6 +85,10 @@ std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int
     pw->s8.resize(n * k);
     pw->scales.resize(n);
     quantize_rows_s8(w, n, k, ldw, pw->s8.data(), pw->scales.data());
+    if (s8_gemv_available()) {  // the panels replace the row-major copy
+      pw->panels = pack_s8_panels(pw->s8.data(), n, k);
+      pw->s8 = {};
+    }
   } else {
     pw->bf16.resize(n * k);
 #pragma omp parallel for schedule(static) if (n * k >= (1 << 16))
@@ -174,11 +170,51 @@ void run(const PackedPrimitive& pp, const PackedWeight& w, void* src, void* dst)
 
 }  // namespace
 
+bool uses_s8_gemv(const PackedGemmArgs& g, const PackedWeight& w) {
+  if (w.precision != Precision::int8 || !s8_gemv_available()) return false;
+  if (g.kernel != Int8Kernel::automatic) return g.kernel == Int8Kernel::vnni;
+  return g.m <= kS8GemvMaxRows;
+}
+
+namespace {
+
+// y = s_x s_w acc + beta y through the VNNI kernel (include/attn/kernels/gemm_s8_gemv.h).
+void gemm_packed_vnni(const PackedGemmArgs& g, const PackedWeight& w) {
+  const S8Panels& p = w.panels;
+  uint8_t* xu = reinterpret_cast<uint8_t*>(thread_buffer<char>(1, g.m * p.k4));
+  float* sx = thread_buffer<float>(2, g.m);
+  quantize_rows_u8(g.x, g.m, p.k, g.ldx, xu, p.k4, sx);
+  gemm_s8_gemv({g.m, xu, p.k4, sx, w.scales.data(), g.beta, g.y, g.ldy}, p);
+}
+
+// y = s_x s_w acc + beta y, acc s32 [m, n] from oneDNN.
+void dequantize(const PackedGemmArgs& g, const int32_t* acc, const float* sx, const PackedWeight& w) {
+  const int64_t m = g.m, n = w.n;
+  const float* sw = w.scales.data();
+  const float beta = g.beta;
+#pragma omp parallel for schedule(static) if (m * n >= (1 << 15))
+  for (int64_t r = 0; r < m; ++r) {
+    float* yr = g.y + r * g.ldy;
+    const int32_t* ar = acc + r * n;
+    const float s = sx[r];
+    // y = fma(s_x s_w, acc, beta y): the one rounding order, the VNNI kernel's too
+    if (beta == 0.0f)
+      for (int64_t j = 0; j < n; ++j) yr[j] = (s * sw[j]) * static_cast<float>(ar[j]);
+    else
+      for (int64_t j = 0; j < n; ++j) yr[j] = std::fma(s * sw[j], static_cast<float>(ar[j]), beta * yr[j]);
+  }
+}
+
+}  // namespace
+
 void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
   const int64_t m = g.m, n = w.n, k = w.k;
   check(m >= 0 && g.ldx >= k && g.ldy >= n, "gemm_packed: bad arguments m=", m, " ldx=", g.ldx,
         " ldy=", g.ldy, " for weight [", n, ", ", k, "]");
+  check(g.kernel != Int8Kernel::vnni || (w.precision == Precision::int8 && s8_gemv_available()),
+        "gemm_packed: the VNNI kernel needs an int8 weight and a CPU built for AVX512-VNNI");
   if (m == 0) return;
+  if (uses_s8_gemv(g, w)) return gemm_packed_vnni(g, w);
   auto pp = cached_primitive(w.precision, m, n, k, g.ldy, g.beta);
   if (w.precision == Precision::bf16) {
     uint16_t* x16 = thread_buffer<uint16_t>(1, m * k);
@@ -190,19 +226,7 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
   quantize_rows_s8(g.x, m, k, g.ldx, xq, sx);
   int32_t* acc = thread_buffer<int32_t>(0, m * n);
   run(*pp, w, xq, acc);
-  // y = s_x s_w acc + beta y
-  const float* sw = w.scales.data();
-  const float beta = g.beta;
-#pragma omp parallel for schedule(static) if (m * n >= (1 << 15))
-  for (int64_t r = 0; r < m; ++r) {
-    float* yr = g.y + r * g.ldy;
-    const int32_t* ar = acc + r * n;
-    const float s = sx[r];
-    if (beta == 0.0f)
-      for (int64_t j = 0; j < n; ++j) yr[j] = s * sw[j] * static_cast<float>(ar[j]);
-    else
-      for (int64_t j = 0; j < n; ++j) yr[j] = s * sw[j] * static_cast<float>(ar[j]) + beta * yr[j];
-  }
+  dequantize(g, acc, sx, w);
 }
 
 }  // namespace attn

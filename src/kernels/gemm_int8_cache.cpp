@@ -5,8 +5,8 @@
 namespace attn {
 
 std::shared_ptr<const PackedWeight> PackedWeights::get(const Tensor& W, Precision p) {
-  check(W.dim() == 2 && W.dtype() == DType::f32, "PackedWeights: weight must be f32 [n, k], got ",
-        dtype_name(W.dtype()), " ", shape_str(W.shape()));
+  if (!(W.dim() == 2 && W.dtype() == DType::f32))  // (shape_str only on failure: called per product)
+    fail("PackedWeights: weight must be f32 [n, k], got ", dtype_name(W.dtype()), " ", shape_str(W.shape()));
   const int64_t n = W.size(0), k = W.size(1);
   if (!(W.strides()[1] == 1)) {  // not a row-major view: convert for this call only
     Tensor dense = W.contiguous();

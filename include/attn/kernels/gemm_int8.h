@@ -5,11 +5,12 @@
 // int8 (CTranslate2's scheme): W quantized once, symmetric per output row,
 //   W_q[j, :] = round(W[j, :] / s_w[j]),  s_w[j] = max|W[j, :]| / 127   (s8)
 // x quantized at each call the same way per row (s_x[i], s8), products accumulated in s32 by
-// oneDNN (VNNI / AMX), then y[i, j] = s_x[i] s_w[j] acc[i, j] + beta y[i, j] in f32.
+// oneDNN (VNNI / AMX), or for few rows (decoding) by attn's VNNI kernel (gemm_s8_gemv.h), then
+//   y[i, j] = fma(s_x[i] s_w[j], acc[i, j], beta y[i, j])   in f32 (y = (s_x s_w) acc if beta = 0)
 //
 // The weight is kept in the layout oneDNN's kernel asks for (blocked for AMX/VNNI), reordered
-// once per layout, so a decoding step (m = 1..beam*batch rows) reads it as packed as a large
-// batch does. Primitives are cached by shape, as gemm_bf16's are.
+// once per layout, and for int8 also in the VNNI kernel's panels (packed once). Primitives are
+// cached by shape, as gemm_bf16's are.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,12 @@ struct PackedWeight;  // a weight [n, k] in bf16 or s8 with its scales (src/kern
 std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int64_t n, int64_t k, int64_t ldw);
 Precision packed_precision(const PackedWeight& w);
 
+// Which int8 product gemm_packed runs: oneDNN's matmul, or the VNNI kernel for few rows
+// (include/attn/kernels/gemm_s8_gemv.h); automatic: VNNI for m <= kS8GemvMaxRows when the CPU
+// build has it. Both give the same bits.
+enum class Int8Kernel { automatic, onednn, vnni };
+inline constexpr int64_t kS8GemvMaxRows = 8;  // by bench_gemm_int8: VNNI ahead at m <= 4, even at 8
+
 struct PackedGemmArgs {
   int64_t m = 0;
   const float* x = nullptr;
@@ -40,8 +47,10 @@ struct PackedGemmArgs {
   float beta = 0.0f;  // 0: y is not read
   float* y = nullptr;
   int64_t ldy = 0;
+  Int8Kernel kernel = Int8Kernel::automatic;  // int8 only
 };
 void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w);
+bool uses_s8_gemv(const PackedGemmArgs& g, const PackedWeight& w);  // the VNNI kernel would run
 
 // The inference cache of converted weights: one PackedWeight per (weight tensor, precision),
 // keyed by the tensor's storage, offset, shape and strides. An entry holds the storage alive, so

@@ -1,0 +1,177 @@
+// The int8 product for few rows (VNNI kernel, include/attn/kernels/gemm_s8_gemv.h): the
+// quantizers against their scalar definition, the kernel against a scalar reference (exact s32
+// sums, the documented f32 epilogue) and against gemm_packed's oneDNN path, bit for bit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "attn/kernels/gemm_int8.h"
+#include "attn/kernels/gemm_s8_gemv.h"
+#include "attn/tensor/random.h"
+
+namespace attn {
+namespace {
+
+std::vector<float> random_values(int64_t count, uint64_t seed, float scale = 1.0f) {
+  Tensor t = Tensor::empty({count});
+  Rng rng(seed);
+  fill_normal(t, 0.0f, scale, rng);
+  return t.to_vector();
+}
+
+// The scalar definition: scale = max|x| / 127 (1 if all zero), q = round_half_even(x / scale).
+float reference_quantize(const float* x, int64_t cols, int8_t* q) {
+  float amax = 0.0f;
+  for (int64_t c = 0; c < cols; ++c) amax = std::max(amax, std::fabs(x[c]));
+  const float scale = amax > 0.0f ? amax / 127.0f : 1.0f;
+  const float inv = 1.0f / scale;
+  for (int64_t c = 0; c < cols; ++c) q[c] = static_cast<int8_t>(std::nearbyint(x[c] * inv));
+  return scale;
+}
+
+// y[i, j] = fma(s_x[i] s_w[j], acc[i, j], beta y[i, j]) (beta 0: (s_x s_w) acc), acc exact.
+void reference_gemm(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx, const float* w,
+                    float beta, float* y, int64_t ldy) {
+  std::vector<int8_t> qx(m * k), qw(n * k);
+  std::vector<float> sx(m), sw(n);
+  for (int64_t i = 0; i < m; ++i) sx[i] = reference_quantize(x + i * ldx, k, qx.data() + i * k);
+  for (int64_t j = 0; j < n; ++j) sw[j] = reference_quantize(w + j * k, k, qw.data() + j * k);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      int32_t acc = 0;
+      for (int64_t c = 0; c < k; ++c) acc += int32_t{qx[i * k + c]} * qw[j * k + c];
+      float& out = y[i * ldy + j];
+      const float a = static_cast<float>(acc);
+      out = beta == 0.0f ? (sx[i] * sw[j]) * a : std::fma(sx[i] * sw[j], a, beta * out);
+    }
+}
+
+TEST(Int8Quantize, RowsMatchTheScalarDefinition) {
+  const int64_t rows = 4, cols = 37, ld = 41;
+  std::vector<float> x = random_values(rows * ld, 1, 3.0f);
+  for (int64_t c = 0; c < ld; ++c) x[2 * ld + c] = 0.0f;  // an all-zero row: scale 1
+  x[1 * ld + 5] = 2.5f * 127.0f;                           // a row whose max gives q = 127 exactly
+  std::vector<int8_t> q(rows * cols), want(rows * cols);
+  std::vector<float> scales(rows);
+  quantize_rows_s8(x.data(), rows, cols, ld, q.data(), scales.data());
+  const int64_t ldu = 40;
+  std::vector<uint8_t> u(rows * ldu, 0);
+  std::vector<float> uscales(rows);
+  quantize_rows_u8(x.data(), rows, cols, ld, u.data(), ldu, uscales.data());
+  for (int64_t r = 0; r < rows; ++r) {
+    const float s = reference_quantize(x.data() + r * ld, cols, want.data() + r * cols);
+    EXPECT_EQ(scales[r], s);
+    EXPECT_EQ(uscales[r], s);
+    for (int64_t c = 0; c < cols; ++c) {
+      EXPECT_EQ(q[r * cols + c], want[r * cols + c]) << r << "," << c;
+      EXPECT_EQ(int{u[r * ldu + c]}, int{want[r * cols + c]} + 128) << r << "," << c;
+    }
+    for (int64_t c = cols; c < ldu; ++c) EXPECT_EQ(u[r * ldu + c], 128);
+  }
+  EXPECT_EQ(scales[2], 1.0f);
+  EXPECT_EQ(q[1 * cols + 5], 127);
+}
+
+struct Shape3 {
+  int64_t m, n, k;
+};
+
+// The VNNI kernel through gemm_packed: y for beta 0 and 1 with row strides past the shape,
+// equal to the reference bit for bit; the gap between rows of y is not written.
+void check_against_reference(const Shape3& s, uint64_t seed) {
+  const int64_t ldx = s.k + 3, ldy = s.n + 5;
+  std::vector<float> x = random_values(s.m * ldx, seed, 2.0f), w = random_values(s.n * s.k, seed + 1, 0.1f);
+  auto packed = pack_weight(Precision::int8, w.data(), s.n, s.k, s.k);
+  for (float beta : {0.0f, 1.0f}) {
+    std::vector<float> y0 = random_values(s.m * ldy, seed + 2);
+    std::vector<float> got = y0, want = y0;
+    gemm_packed({s.m, x.data(), ldx, beta, got.data(), ldy, Int8Kernel::vnni}, *packed);
+    reference_gemm(s.m, s.n, s.k, x.data(), ldx, w.data(), beta, want.data(), ldy);
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t j = 0; j < ldy; ++j)
+        ASSERT_EQ(got[i * ldy + j], want[i * ldy + j])
+            << "m=" << s.m << " n=" << s.n << " k=" << s.k << " beta=" << beta << " at " << i << "," << j;
+  }
+}
+
+TEST(Int8Gemv, MatchesScalarReference) {
+  if (!s8_gemv_available()) GTEST_SKIP() << "built without AVX512-VNNI";
+  // k not a multiple of 4 or 64, n not a multiple of 16 or 64, m across the row tiles (6)
+  const Shape3 shapes[] = {{1, 1, 1},    {1, 17, 5},   {3, 100, 67},  {16, 64, 64},  {7, 200, 130},
+                           {6, 48, 3},   {13, 33, 258}, {1, 515, 512}, {16, 512, 512}, {2, 2048, 77}};
+  uint64_t seed = 10;
+  for (const Shape3& s : shapes) check_against_reference(s, seed += 3);
+}
+
+TEST(Int8Gemv, ExtremeValuesDoNotOverflow) {
+  if (!s8_gemv_available()) GTEST_SKIP() << "built without AVX512-VNNI";
+  // every q = +-127: |acc| = k 127^2 and the u8 operand reaches 255 and 1
+  const int64_t m = 2, n = 20, k = 4099;
+  std::vector<float> x(m * k), w(n * k);
+  for (int64_t c = 0; c < k; ++c) x[c] = 1.0f, x[k + c] = -1.0f;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t c = 0; c < k; ++c) w[j * k + c] = ((j + c) % 3 == 0) ? -0.5f : 0.5f;
+  auto packed = pack_weight(Precision::int8, w.data(), n, k, k);
+  std::vector<float> got(m * n), want(m * n);
+  gemm_packed({m, x.data(), k, 0.0f, got.data(), n, Int8Kernel::vnni}, *packed);
+  reference_gemm(m, n, k, x.data(), k, w.data(), 0.0f, want.data(), n);
+  for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(got[i], want[i]) << i;
+  // row 0 column 0: (1/127 * 0.5/127) * 127^2 (k/3 rounded: a third of the weights negative)
+  int64_t negative = 0;
+  for (int64_t c = 0; c < k; ++c) negative += c % 3 == 0;
+  EXPECT_NEAR(got[0], 0.5 * (k - 2 * negative), 1e-3 * k);
+}
+
+TEST(Int8Gemv, SameBitsAsOneDnn) {
+  if (!s8_gemv_available()) GTEST_SKIP() << "built without AVX512-VNNI";
+  const int64_t n = 300, k = 515, ldx = 520, ldy = 301;
+  std::vector<float> w = random_values(n * k, 7, 0.05f);
+  auto packed = pack_weight(Precision::int8, w.data(), n, k, k);
+  for (int64_t m : {1, 3, 8, 16, 20}) {
+    std::vector<float> x = random_values(m * ldx, 100 + m);
+    for (float beta : {0.0f, 1.0f}) {
+      std::vector<float> a = random_values(m * ldy, 200 + m), b = a;
+      gemm_packed({m, x.data(), ldx, beta, a.data(), ldy, Int8Kernel::vnni}, *packed);
+      gemm_packed({m, x.data(), ldx, beta, b.data(), ldy, Int8Kernel::onednn}, *packed);
+      for (int64_t i = 0; i < m * ldy; ++i)
+        ASSERT_EQ(a[i], b[i]) << "m=" << m << " beta=" << beta << " at " << i;
+    }
+  }
+}
+
+TEST(Int8Gemv, PanelsUnpackToTheWeight) {
+  const int64_t n = 37, k = 70;  // a partial group (3 panels) and k not a multiple of 4
+  std::vector<int8_t> w(n * k);
+  for (int64_t i = 0; i < n * k; ++i) w[i] = static_cast<int8_t>((i * 37) % 255 - 127);
+  const S8Panels p = pack_s8_panels(w.data(), n, k);
+  EXPECT_EQ(p.k4, 72);
+  EXPECT_EQ(unpack_s8_panels(p), w);
+  // comp[j] = 128 sum_k W[j, k]; 0 in the padding columns
+  int32_t sum = 0;
+  for (int64_t c = 0; c < k; ++c) sum += w[5 * k + c];
+  EXPECT_EQ(p.comp[5], 128 * sum);
+  ASSERT_EQ(p.comp.size(), 48u);
+  EXPECT_EQ(p.comp[40], 0);
+}
+
+TEST(Int8Gemv, AutomaticUsesTheKernelForFewRows) {
+  std::vector<float> w = random_values(64 * 32, 3);
+  auto packed = pack_weight(Precision::int8, w.data(), 64, 32, 32);
+  PackedGemmArgs g;
+  g.m = 1;
+  EXPECT_EQ(uses_s8_gemv(g, *packed), s8_gemv_available());
+  g.m = kS8GemvMaxRows + 1;
+  EXPECT_FALSE(uses_s8_gemv(g, *packed));
+  g.m = 1;
+  g.kernel = Int8Kernel::onednn;
+  EXPECT_FALSE(uses_s8_gemv(g, *packed));
+  auto bf16 = pack_weight(Precision::bf16, w.data(), 64, 32, 32);
+  g.kernel = Int8Kernel::automatic;
+  EXPECT_FALSE(uses_s8_gemv(g, *bf16));
+}
+
+}  // namespace
+}  // namespace attn
