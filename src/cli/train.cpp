@@ -50,7 +50,7 @@ std::vector<ConfigKey> translation_schema() {
       {"train.max_tokens", 2048, "tokens per batch and side (padded batch size * length)"},
       {"train.accumulate", 1, "batches per optimizer step (gradient accumulation)"},
       {"train.schedule", "noam", "noam (the paper), constant or inverse_sqrt"},
-      {"train.decay", "none", "none, linear or cosine: the schedule times (1 - p) or (1 + cos(pi p)) / 2, p the fraction of the step or time budget used"},
+      {"train.decay", "linear", "none, linear or cosine: the schedule times (1 - p) or (1 + cos(pi p)) / 2, p the fraction of the step or time budget used"},
       {"train.lr_factor", 2.0, "noam: lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)"},
       {"train.lr", 5e-4, "constant and inverse_sqrt: the peak learning rate"},
       {"train.warmup", 400, "warm-up steps"},
@@ -66,7 +66,7 @@ std::vector<ConfigKey> translation_schema() {
       {"train.max_epochs", 0, "stop after this many passes over the data (0: no limit)"},
       {"train.seed", 1, "seed of the initialisation, data order and dropout"},
       {"train.threads", 2, "threads"},
-      {"train.precision", "fp32", "fp32, bf16 (the products of linear layers and matmuls in bfloat16 with f32 accumulation; weights, gradients, Adam, norms and loss stay f32; validation runs in fp32), or auto: bf16 where the CPU multiplies bf16 natively (AVX512-BF16, AMX), else fp32"},
+      {"train.precision", "auto", "fp32, bf16 (the products of linear layers and matmuls in bfloat16 with f32 accumulation; weights, gradients, Adam, norms and loss stay f32; validation runs in fp32), or auto: bf16 where the CPU multiplies bf16 natively (AVX512-BF16, AMX), else fp32"},
       {"train.log_every", 50, "steps between progress lines"},
       {"train.checkpoint_every", 0, "steps between checkpoints (0: by time only)"},
       {"train.checkpoint_minutes", 15.0, "minutes between checkpoints (0: by steps only)"},
@@ -140,7 +140,8 @@ TranslationTrainOptions translation_options(const Config& c) {
   check(o.schedule.decay == "none" || o.schedule.decay == "linear" || o.schedule.decay == "cosine",
         "train.decay must be none, linear or cosine, got '", o.schedule.decay, "'");
   check(o.schedule.decay == "none" || o.max_steps > 0 || o.max_minutes > 0,
-        "train.decay '", o.schedule.decay, "' needs a budget to decay over: train.max_steps or train.max_minutes");
+        "train.decay '", o.schedule.decay,
+        "' needs a budget to decay over: set train.max_steps or train.max_minutes, or train.decay=none");
   o.model.validate();
   return o;
 }
