@@ -152,7 +152,8 @@ def train(a, spec, files, spm):
               "data.valid_src=" + files["dev.en"], "data.valid_tgt=" + files["dev.de"], "data.tokenizer=" + spm,
               "train.validate_every=0", "train.valid_sentences=1",
               f"train.checkpoint_minutes={spec['minutes'] / a.curve_points:.6g}", "train.keep_checkpoints=0",
-              "train.log_every=20", "train.clock=" + a.clock]
+              "train.log_every=20", "train.clock=" + a.clock,
+              "train.precision=fp32"]  # the same arithmetic for every family (auto would pick bf16)
     want = {"minutes": spec["minutes"], "threads": a.threads, "sets": common + spec["sets"]}
     if not a.reuse and os.path.exists(d):
         raise SystemExit(f"{d} exists: pass --reuse to keep (or resume) it, or remove it")
