@@ -200,7 +200,10 @@ ClassificationTrainResult train_classifier(const ClassificationTrainOptions& o) 
   double loss_sum = 0, window_start = r.elapsed();
   int64_t window_samples = 0, window_correct = 0, window_batches = 0, total_samples = 0;
   double train_seconds = 0;
-  bool stop = false;
+  // A resumed run whose budget is already spent trains no further batch.
+  bool stop = (o.max_steps > 0 && r.step >= o.max_steps) || (max_seconds > 0 && r.elapsed() >= max_seconds) ||
+              (o.max_epochs > 0 && r.epoch >= o.max_epochs);
+  if (stop) std::fprintf(stderr, "the budget is spent already (step %lld): nothing to train\n", static_cast<long long>(r.step));
   while (!stop) {
     int64_t epoch_before = r.epoch, samples = 0, correct = 0;
     auto t0 = Clock::now();

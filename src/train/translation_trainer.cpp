@@ -228,7 +228,10 @@ void train_translation(const TranslationTrainOptions& o) {
   int64_t validated_at = -1;
   StepResult window;
   double window_start = r.elapsed();
-  bool stop = false;
+  // A resumed run whose budget is already spent trains no further step.
+  bool stop = (o.max_steps > 0 && r.step >= o.max_steps) || (max_seconds > 0 && r.elapsed() >= max_seconds) ||
+              (o.max_epochs > 0 && r.batcher->state().epoch >= o.max_epochs);
+  if (stop) std::fprintf(stderr, "the budget is spent already (step %lld): nothing to train\n", static_cast<long long>(r.step));
   while (!stop) {
     StepResult s = train_step(r);
     window.loss_sum += s.loss_sum;

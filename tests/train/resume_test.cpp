@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "attn/data/text_file.h"
@@ -15,6 +17,7 @@
 #include "attn/io/io.h"
 #include "attn/models/transformer.h"
 #include "attn/train/checkpoint.h"
+#include "attn/kernels/precision.h"
 #include "attn/train/translation_trainer.h"
 
 namespace attn {
@@ -68,8 +71,11 @@ TranslationTrainOptions small_run(const std::string& dir, const std::string& mod
   return o;
 }
 
-TEST(Resume, StoppedAndResumedRunGivesTheSameLossesBitForBit) {
-  std::string dir = temp_dir("resume");
+// Trains 10 steps straight, and 6 + 4 with a stop and --resume between, in `precision`; the
+// logged losses must agree bit for bit.
+void expect_resume_is_exact(Precision precision, const std::string& name) {
+  PrecisionScope scope(precision);
+  std::string dir = temp_dir(name);
   std::string shared = std::string(ATTN_SHARED_DIR) + "/data/mt-ende/";
   head(shared + "train.en", dir, "train.en", 400);
   head(shared + "train.de", dir, "train.de", 400);
@@ -95,10 +101,104 @@ TEST(Resume, StoppedAndResumedRunGivesTheSameLossesBitForBit) {
   ASSERT_EQ(a.size(), 10u);
   ASSERT_EQ(b.size(), 10u);
   for (size_t i = 0; i < a.size(); ++i) {
-    std::printf("[resume] step %zu loss %.17g %.17g\n", i + 1, a[i], b[i]);
+    std::printf("[resume %s] step %zu loss %.17g %.17g\n", precision_name(precision), i + 1, a[i], b[i]);
     EXPECT_EQ(a[i], b[i]) << "step " << i + 1;  // bit for bit
   }
   EXPECT_NE(a[0], a[9]);  // it did train
+  fs::remove_all(dir);
+}
+
+TEST(Resume, StoppedAndResumedRunGivesTheSameLossesBitForBit) { expect_resume_is_exact(Precision::fp32, "resume"); }
+
+// bf16 products (train.precision auto on this CPU): the rounded weight copies are remade from the
+// restored f32 masters, so a resumed run is exact too.
+TEST(Resume, Bf16RunResumesBitForBit) { expect_resume_is_exact(Precision::bf16, "resume_bf16"); }
+
+// Per-step training loss of a model directory's log; for a step logged twice (a run killed after
+// logging it and resumed from an earlier checkpoint) the later line counts.
+std::map<int64_t, double> losses_by_step(const std::string& model_dir) {
+  std::map<int64_t, double> out;
+  std::ifstream in(model_dir + "/train_log.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["event"] == "train") out[j["step"].get<int64_t>()] = j["loss"].get<double>();
+  }
+  return out;
+}
+
+// Runs `attn train` with these arguments in a child process; returns its pid.
+pid_t spawn_attn_train(const std::vector<std::string>& args, const std::string& log) {
+  pid_t child = fork();
+  if (child == 0) {
+    FILE* f = std::freopen(log.c_str(), "w", stderr);
+    (void)f;
+    std::vector<char*> argv{const_cast<char*>(ATTN_BINARY), const_cast<char*>("train")};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(ATTN_BINARY, argv.data());
+    _exit(127);
+  }
+  return child;
+}
+
+// The defaults of `attn train` (bf16 products where the CPU has them, the rate decaying to zero
+// over the step budget): a run killed with SIGKILL mid-way and resumed with --resume and the same
+// budget logs the same losses, bit for bit, as one that never stopped.
+TEST(Resume, KilledDecayingRunResumesBitForBit) {
+  std::string dir = temp_dir("resume_kill");
+  std::string shared = std::string(ATTN_SHARED_DIR) + "/data/mt-ende/";
+  head(shared + "train.en", dir, "train.en", 2000);
+  head(shared + "train.de", dir, "train.de", 2000);
+  data::TokenizerTrainOptions t;
+  t.inputs = {dir + "/train.en", dir + "/train.de"};
+  t.model_prefix = dir + "/spm";
+  t.vocab_size = 500;
+  data::Tokenizer::train(t);
+  const int64_t budget = 40;
+  auto args = [&](const std::string& model_dir) {
+    std::vector<std::string> a = {"--model-dir", model_dir, "--max-steps", std::to_string(budget), "--threads", "2"};
+    for (std::string kv : {"data.train_src=" + dir + "/train.en", "data.train_tgt=" + dir + "/train.de",
+                           "data.tokenizer=" + dir + "/spm.model", std::string("data.valid_src="),
+                           std::string("model.d_model=64"), std::string("model.d_ff=128"),
+                           std::string("model.dropout=0.1"), std::string("train.max_tokens=1024"),
+                           std::string("train.warmup=5"), std::string("train.log_every=1"),
+                           std::string("train.checkpoint_every=5"), std::string("train.checkpoint_minutes=0"),
+                           std::string("train.precision=auto"), std::string("train.decay=linear")}) {
+      a.push_back("--set");
+      a.push_back(kv);
+    }
+    return a;
+  };
+  int status = 0;
+  pid_t straight = spawn_attn_train(args(dir + "/straight"), dir + "/straight.log");
+  waitpid(straight, &status, 0);
+  ASSERT_EQ(status, 0) << "see " << dir << "/straight.log";
+
+  // Kill the second run once it has saved step 10 (or later), then resume it.
+  pid_t killed = spawn_attn_train(args(dir + "/killed"), dir + "/killed.log");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  auto saved_past_10 = [&] {
+    auto all = list_checkpoints(dir + "/killed");
+    return !all.empty() && all.back() >= dir + "/killed/checkpoints/step-00000010";
+  };
+  while (!saved_past_10() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  kill(killed, SIGKILL);
+  waitpid(killed, &status, 0);
+  auto at_kill = losses_by_step(dir + "/killed");
+  std::printf("[kill -9 + resume] killed after step %lld of %lld\n",
+              static_cast<long long>(at_kill.empty() ? 0 : at_kill.rbegin()->first), static_cast<long long>(budget));
+  std::vector<std::string> resume = args(dir + "/killed");
+  resume.push_back("--resume");
+  pid_t resumed = spawn_attn_train(resume, dir + "/resumed.log");
+  waitpid(resumed, &status, 0);
+  ASSERT_EQ(status, 0) << "see " << dir << "/resumed.log";
+
+  auto a = losses_by_step(dir + "/straight"), b = losses_by_step(dir + "/killed");
+  ASSERT_EQ(a.size(), static_cast<size_t>(budget));
+  ASSERT_EQ(b.size(), static_cast<size_t>(budget));
+  for (const auto& [step, loss] : a) EXPECT_EQ(loss, b[step]) << "step " << step;  // bit for bit
+  EXPECT_NE(a.begin()->second, a.rbegin()->second);  // it did train
   fs::remove_all(dir);
 }
 
