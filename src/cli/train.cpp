@@ -50,7 +50,7 @@ std::vector<ConfigKey> translation_schema() {
       {"train.max_tokens", 2048, "tokens per batch and side (padded batch size * length)"},
       {"train.accumulate", 1, "batches per optimizer step (gradient accumulation)"},
       {"train.schedule", "noam", "noam (the paper), constant or inverse_sqrt"},
-      {"train.decay", "linear", "none, linear or cosine: the schedule times (1 - p) or (1 + cos(pi p)) / 2, p the fraction of the step or time budget used"},
+      {"train.decay", "linear", "none, linear or cosine: the schedule times (1 - p) or (1 + cos(pi p)) / 2, p the fraction of the budget used (the largest of steps, time and epochs)"},
       {"train.lr_factor", 2.0, "noam: lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)"},
       {"train.lr", 5e-4, "constant and inverse_sqrt: the peak learning rate"},
       {"train.warmup", 400, "warm-up steps"},
@@ -139,9 +139,9 @@ TranslationTrainOptions translation_options(const Config& c) {
         "train.schedule must be noam, constant or inverse_sqrt, got '", o.schedule.kind, "'");
   check(o.schedule.decay == "none" || o.schedule.decay == "linear" || o.schedule.decay == "cosine",
         "train.decay must be none, linear or cosine, got '", o.schedule.decay, "'");
-  check(o.schedule.decay == "none" || o.max_steps > 0 || o.max_minutes > 0,
+  check(o.schedule.decay == "none" || o.max_steps > 0 || o.max_minutes > 0 || o.max_epochs > 0,
         "train.decay '", o.schedule.decay,
-        "' needs a budget to decay over: set train.max_steps or train.max_minutes, or train.decay=none");
+        "' needs a budget to decay over: set train.max_steps, train.max_minutes or train.max_epochs, or train.decay=none");
   o.model.validate();
   return o;
 }

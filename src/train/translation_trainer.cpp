@@ -146,12 +146,18 @@ struct StepResult {
   double grad_norm = 0;
 };
 
-// The fraction of the training budget used (the larger of steps and wall time), for decay.
+// The fraction of the training budget used (the largest of steps, time and epochs), for decay.
 double budget_used(const Run& r) {
   double p = 0.0;
   if (r.o.max_steps > 0) p = static_cast<double>(r.step) / static_cast<double>(r.o.max_steps);
   if (r.o.max_minutes > 0) p = std::max(p, r.elapsed() / (r.o.max_minutes * 60.0));
-  return p;
+  if (r.o.max_epochs > 0) {
+    const data::BatcherState b = r.batcher->state();
+    const double epochs = static_cast<double>(b.epoch) + static_cast<double>(b.batch_in_epoch) /
+                                                             static_cast<double>(std::max<int64_t>(1, r.batcher->batches_in_epoch()));
+    p = std::max(p, epochs / static_cast<double>(r.o.max_epochs));
+  }
+  return std::min(p, 1.0);
 }
 
 // One optimizer step over `accumulate` batches.
