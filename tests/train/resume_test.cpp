@@ -40,6 +40,18 @@ std::string head(const std::string& src, const std::string& dir, const std::stri
   return dir + "/" + name;
 }
 
+// dir/train.{en,de}: the first `lines` pairs of the real corpus; dir/spm.model: a tokenizer of `vocab` pieces.
+void write_corpus(const std::string& dir, size_t lines, int vocab) {
+  std::string shared = std::string(ATTN_SHARED_DIR) + "/data/mt-ende/";
+  head(shared + "train.en", dir, "train.en", lines);
+  head(shared + "train.de", dir, "train.de", lines);
+  data::TokenizerTrainOptions t;
+  t.inputs = {dir + "/train.en", dir + "/train.de"};
+  t.model_prefix = dir + "/spm";
+  t.vocab_size = vocab;
+  data::Tokenizer::train(t);
+}
+
 std::vector<double> logged_losses(const std::string& model_dir) {
   std::vector<double> out;
   std::ifstream in(model_dir + "/train_log.jsonl");
@@ -76,14 +88,7 @@ TranslationTrainOptions small_run(const std::string& dir, const std::string& mod
 void expect_resume_is_exact(Precision precision, const std::string& name) {
   PrecisionScope scope(precision);
   std::string dir = temp_dir(name);
-  std::string shared = std::string(ATTN_SHARED_DIR) + "/data/mt-ende/";
-  head(shared + "train.en", dir, "train.en", 400);
-  head(shared + "train.de", dir, "train.de", 400);
-  data::TokenizerTrainOptions t;
-  t.inputs = {dir + "/train.en", dir + "/train.de"};
-  t.model_prefix = dir + "/spm";
-  t.vocab_size = 300;
-  data::Tokenizer::train(t);
+  write_corpus(dir, 400, 300);
 
   TranslationTrainOptions straight = small_run(dir, dir + "/straight");
   straight.max_steps = 10;
@@ -146,14 +151,7 @@ pid_t spawn_attn_train(const std::vector<std::string>& args, const std::string& 
 // budget logs the same losses, bit for bit, as one that never stopped.
 TEST(Resume, KilledDecayingRunResumesBitForBit) {
   std::string dir = temp_dir("resume_kill");
-  std::string shared = std::string(ATTN_SHARED_DIR) + "/data/mt-ende/";
-  head(shared + "train.en", dir, "train.en", 2000);
-  head(shared + "train.de", dir, "train.de", 2000);
-  data::TokenizerTrainOptions t;
-  t.inputs = {dir + "/train.en", dir + "/train.de"};
-  t.model_prefix = dir + "/spm";
-  t.vocab_size = 500;
-  data::Tokenizer::train(t);
+  write_corpus(dir, 2000, 500);
   const int64_t budget = 40;
   auto args = [&](const std::string& model_dir) {
     std::vector<std::string> a = {"--model-dir", model_dir, "--max-steps", std::to_string(budget), "--threads", "2"};
