@@ -201,8 +201,7 @@ ClassificationTrainResult train_classifier(const ClassificationTrainOptions& o) 
   int64_t window_samples = 0, window_correct = 0, window_batches = 0, total_samples = 0;
   double train_seconds = 0;
   // A resumed run whose budget is already spent trains no further batch.
-  bool stop = (o.max_steps > 0 && r.step >= o.max_steps) || (max_seconds > 0 && r.elapsed() >= max_seconds) ||
-              (o.max_epochs > 0 && r.epoch >= o.max_epochs);
+  bool stop = budget_spent(r.step, r.elapsed(), r.epoch, o.max_steps, max_seconds, o.max_epochs);
   if (stop) std::fprintf(stderr, "the budget is spent already (step %lld): nothing to train\n", static_cast<long long>(r.step));
   while (!stop) {
     int64_t epoch_before = r.epoch, samples = 0, correct = 0;
@@ -212,8 +211,7 @@ ClassificationTrainResult train_classifier(const ClassificationTrainOptions& o) 
     window_samples += samples, window_correct += correct, window_batches += 1, total_samples += samples;
     double now = r.elapsed();
     bool epoch_done = r.epoch != epoch_before;
-    bool budget = (o.max_steps > 0 && r.step >= o.max_steps) || (max_seconds > 0 && now >= max_seconds) ||
-                  (o.max_epochs > 0 && r.epoch >= o.max_epochs);
+    bool budget = budget_spent(r.step, now, r.epoch, o.max_steps, max_seconds, o.max_epochs);
     if (r.step % o.log_every == 0 || budget) {
       double sps = window_samples / std::max(now - window_start, 1e-9);
       double eta = eta_seconds(now, r.step, start_step, start_elapsed,

@@ -58,6 +58,12 @@ void ProgressLog::write(const nlohmann::json& record, const std::string& line) {
   std::fflush(stderr);
 }
 
+bool budget_spent(int64_t step, double elapsed, int64_t epochs_done, int64_t max_steps, double max_seconds,
+                  int64_t max_epochs) {
+  return (max_steps > 0 && step >= max_steps) || (max_seconds > 0 && elapsed >= max_seconds) ||
+         (max_epochs > 0 && epochs_done >= max_epochs);
+}
+
 double eta_seconds(double elapsed, int64_t step, int64_t start_step, double start_elapsed,
                    int64_t max_steps, double max_seconds) {
   double eta = INFINITY;

@@ -235,8 +235,7 @@ void train_translation(const TranslationTrainOptions& o) {
   StepResult window;
   double window_start = r.elapsed();
   // A resumed run whose budget is already spent trains no further step.
-  bool stop = (o.max_steps > 0 && r.step >= o.max_steps) || (max_seconds > 0 && r.elapsed() >= max_seconds) ||
-              (o.max_epochs > 0 && r.batcher->state().epoch >= o.max_epochs);
+  bool stop = budget_spent(r.step, r.elapsed(), r.batcher->state().epoch, o.max_steps, max_seconds, o.max_epochs);
   if (stop) std::fprintf(stderr, "the budget is spent already (step %lld): nothing to train\n", static_cast<long long>(r.step));
   while (!stop) {
     StepResult s = train_step(r);
@@ -245,8 +244,7 @@ void train_translation(const TranslationTrainOptions& o) {
     window.src_tokens += s.src_tokens;
     double now = r.elapsed();
     int64_t epoch = r.batcher->state().epoch;
-    bool budget = (o.max_steps > 0 && r.step >= o.max_steps) || (max_seconds > 0 && now >= max_seconds) ||
-                  (o.max_epochs > 0 && epoch >= o.max_epochs);
+    bool budget = budget_spent(r.step, now, epoch, o.max_steps, max_seconds, o.max_epochs);
     if (r.step % o.log_every == 0 || budget) {
       double loss = window.loss_sum / std::max<int64_t>(window.tgt_tokens, 1);
       double tps = window.tgt_tokens / std::max(now - window_start, 1e-9);

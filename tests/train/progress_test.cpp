@@ -40,6 +40,14 @@ TEST(Stopwatch, ParsesItsNames) {
   EXPECT_THROW(parse_budget_clock("cycles"), Error);
 }
 
+TEST(Progress, BudgetIsSpentWhenAnyLimitIsReached) {
+  EXPECT_FALSE(budget_spent(9, 10.0, 0, 10, 0.0, 0));
+  EXPECT_TRUE(budget_spent(10, 10.0, 0, 10, 0.0, 0));       // steps
+  EXPECT_TRUE(budget_spent(1, 60.0, 0, 10, 60.0, 0));       // time
+  EXPECT_TRUE(budget_spent(1, 1.0, 2, 0, 0.0, 2));          // epochs
+  EXPECT_FALSE(budget_spent(1000000, 1e9, 99, 0, 0.0, 0));  // no budget: never
+}
+
 TEST(Progress, EtaIsTheNearerBudget) {
   // 100 steps in 50 s since the start: 0.5 s a step; 900 steps left = 450 s; the time budget leaves 550 s.
   EXPECT_DOUBLE_EQ(eta_seconds(50.0, 100, 0, 0.0, 1000, 600.0), 450.0);

@@ -52,6 +52,10 @@ class ProgressLog {
   std::FILE* file_ = nullptr;
 };
 
+// Whether any budget (0 = none) is reached: steps done, seconds elapsed, epochs completed.
+bool budget_spent(int64_t step, double elapsed, int64_t epochs_done, int64_t max_steps, double max_seconds,
+                  int64_t max_epochs);
+
 // Estimated seconds left: the smaller of the step budget's and the time budget's (0 = none).
 double eta_seconds(double elapsed, int64_t step, int64_t start_step, double start_elapsed,
                    int64_t max_steps, double max_seconds);
