@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -50,9 +52,19 @@ TEST(PrecisionTest, SettingDefaultsScopesAndNames) {
 }
 
 TEST(PrecisionTest, TrainingPrecisionAutoFollowsTheCpu) {
-  // This machine's CPU (AVX512-BF16 / AMX) multiplies bf16 natively; auto picks bf16 exactly then.
+  // What oneDNN detects must agree with the kernel's CPU flags (avx512_bf16 or amx_bf16 in /proc/cpuinfo).
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string flags;
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("flags", 0) == 0) {
+      flags = line + " ";
+      break;
+    }
+  const bool listed = flags.find(" avx512_bf16 ") != std::string::npos || flags.find(" amx_bf16 ") != std::string::npos;
   const bool native = cpu_has_native_bf16();
-  std::printf("cpu_has_native_bf16: %d\n", native ? 1 : 0);
+  std::printf("cpu_has_native_bf16: %d, /proc/cpuinfo lists bf16: %d\n", native ? 1 : 0, listed ? 1 : 0);
+  if (!flags.empty()) EXPECT_EQ(native, listed);
+  // auto picks bf16 exactly when the CPU multiplies it natively.
   EXPECT_EQ(parse_training_precision("auto"), native ? Precision::bf16 : Precision::fp32);
   EXPECT_EQ(parse_training_precision("fp32"), Precision::fp32);
   EXPECT_EQ(parse_training_precision("bf16"), Precision::bf16);
