@@ -153,7 +153,8 @@ def train(a, spec, files, spm):
               "train.validate_every=0", "train.valid_sentences=1",
               f"train.checkpoint_minutes={spec['minutes'] / a.curve_points:.6g}", "train.keep_checkpoints=0",
               "train.log_every=20", "train.clock=" + a.clock,
-              "train.precision=fp32"]  # the same arithmetic for every family (auto would pick bf16)
+              "train.precision=fp32",  # the same arithmetic for every family (auto would pick bf16)
+              "train.lr_factor=2"]  # the Transformer recipe's default when the report was made (now 1)
     want = {"minutes": spec["minutes"], "threads": a.threads, "sets": common + spec["sets"]}
     if not a.reuse and os.path.exists(d):
         raise SystemExit(f"{d} exists: pass --reuse to keep (or resume) it, or remove it")

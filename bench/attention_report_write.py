@@ -263,8 +263,8 @@ def report(a, specs, files, info):
          f"speed counts output words (whitespace-separated, after detokenisation) over the {_clock_words(a)} of "
          f"`attn translate` with {a.threads} thread(s), model loading included.\n",
          "Training recipes: the Transformer is the default recipe (`attn train --help-config`: d_model 256, 3+3 "
-         "layers, 4 heads, pre-LN, Noam factor 2 / warm-up 400 times a linear decay to zero at the end of the "
-         "budget, 2,048-token batches); the score-function runs change only `model.score`, the d_k runs only "
+         "layers, 4 heads, pre-LN, warm-up 400 times a linear decay to zero at the end of the budget, 2,048-token "
+         "batches) with Noam factor 2 (`train.lr_factor=2`, the default when this report was made; it is 1 now); the score-function runs change only `model.score`, the d_k runs only "
          "`model.heads` (and the score). The LSTM: " + ", ".join(f"`{s}`" for s in by["lstm"]["sets"])
          + " (docs/rnn.md's recipe, with the same linear decay). Every run computes in fp32 "
          "(`train.precision=fp32`; the default, `auto`, would train in bf16 here), so the families are "

@@ -51,7 +51,7 @@ std::vector<ConfigKey> translation_schema() {
       {"train.accumulate", 1, "batches per optimizer step (gradient accumulation)"},
       {"train.schedule", "noam", "noam (the paper), constant or inverse_sqrt"},
       {"train.decay", "linear", "none, linear or cosine: the schedule times (1 - p) or (1 + cos(pi p)) / 2, p the fraction of the budget used (the largest of steps, time and epochs)"},
-      {"train.lr_factor", 2.0, "noam: lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)"},
+      {"train.lr_factor", 1.0, "noam: lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)"},
       {"train.lr", 5e-4, "constant and inverse_sqrt: the peak learning rate"},
       {"train.warmup", 400, "warm-up steps"},
       {"train.label_smoothing", 0.1, "epsilon_ls"},
