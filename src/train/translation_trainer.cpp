@@ -237,7 +237,14 @@ void train_translation(const TranslationTrainOptions& o) {
   // A resumed run whose budget is already spent trains no further step.
   bool stop = budget_spent(r.step, r.elapsed(), r.batcher->state().epoch, o.max_steps, max_seconds, o.max_epochs);
   if (stop) std::fprintf(stderr, "the budget is spent already (step %lld): nothing to train\n", static_cast<long long>(r.step));
+  // ETA: an epoch budget counts as the steps it takes (the batches of an epoch are fixed).
+  int64_t step_budget = o.max_steps;
+  if (o.max_epochs > 0) {
+    const int64_t epoch_steps = (o.max_epochs * r.batcher->batches_in_epoch() + o.accumulate - 1) / o.accumulate;
+    step_budget = step_budget > 0 ? std::min(step_budget, epoch_steps) : epoch_steps;
+  }
   while (!stop) {
+    const int64_t epoch_before = r.batcher->state().epoch;  // the epoch this step trained in
     StepResult s = train_step(r);
     window.loss_sum += s.loss_sum;
     window.tgt_tokens += s.tgt_tokens;
@@ -248,13 +255,13 @@ void train_translation(const TranslationTrainOptions& o) {
     if (r.step % o.log_every == 0 || budget) {
       double loss = window.loss_sum / std::max<int64_t>(window.tgt_tokens, 1);
       double tps = window.tgt_tokens / std::max(now - window_start, 1e-9);
-      double eta = eta_seconds(now, r.step, start_step, start_elapsed, o.max_steps, max_seconds);
+      double eta = eta_seconds(now, r.step, start_step, start_elapsed, step_budget, max_seconds);
       double lr = r.last_lr;
       char line[256];
       std::snprintf(line, sizeof line, "step %6lld  epoch %lld  loss %.4f  lr %.3e  %6.0f tgt tok/s  %s elapsed  ETA %s",
-                    static_cast<long long>(r.step), static_cast<long long>(epoch + 1), loss, lr, tps,
+                    static_cast<long long>(r.step), static_cast<long long>(epoch_before + 1), loss, lr, tps,
                     format_duration(now).c_str(), format_duration(eta).c_str());
-      log.write({{"event", "train"}, {"step", r.step}, {"epoch", epoch + 1}, {"loss", loss}, {"lr", lr},
+      log.write({{"event", "train"}, {"step", r.step}, {"epoch", epoch_before + 1}, {"loss", loss}, {"lr", lr},
                  {"tgt_tokens_per_s", tps}, {"elapsed", now}, {"eta", eta}, {"tokens_seen", r.tokens_seen}},
                 line);
       window = {};

@@ -150,6 +150,30 @@ TEST(Validation, DoesNotDisturbTheTrainingRun) {
   fs::remove_all(dir);
 }
 
+// With only an epoch budget, the progress lines carry an ETA (the epoch's steps, counted ahead)
+// and stay in epoch 1 to the last step, which ends the epoch and the run.
+TEST(Progress, EpochBudgetHasAnEtaAndTheLastStepIsInItsEpoch) {
+  std::string dir = temp_dir("epoch_budget");
+  write_corpus(dir, 200, 300);
+  TranslationTrainOptions o = small_run(dir, dir + "/run");
+  o.max_epochs = 1;
+  train_translation(o);
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(dir + "/run/train_log.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["event"] == "train") lines.push_back(j);
+  }
+  ASSERT_GE(lines.size(), 3u);
+  for (const auto& j : lines) {
+    EXPECT_EQ(j["epoch"].get<int64_t>(), 1) << "step " << j["step"];
+    ASSERT_TRUE(j["eta"].is_number()) << "step " << j["step"] << ": no ETA";  // infinity is written as null
+  }
+  EXPECT_GT(lines[1]["eta"].get<double>(), 0.0);
+  EXPECT_EQ(lines.back()["eta"].get<double>(), 0.0);
+  fs::remove_all(dir);
+}
+
 // Per-step training loss of a model directory's log; for a step logged twice (a run killed after
 // logging it and resumed from an earlier checkpoint) the later line counts.
 std::map<int64_t, double> losses_by_step(const std::string& model_dir) {
