@@ -215,7 +215,7 @@ ClassificationTrainResult train_classifier(const ClassificationTrainOptions& o) 
     if (r.step % o.log_every == 0 || budget) {
       double sps = window_samples / std::max(now - window_start, 1e-9);
       double eta = eta_seconds(now, r.step, start_step, start_elapsed,
-                               o.max_steps > 0 ? o.max_steps : o.max_epochs * r.batches_per_epoch(), max_seconds);
+                               eta_step_budget(o.max_steps, o.max_epochs, r.batches_per_epoch(), 1), max_seconds);
       char line[200];
       std::snprintf(line, sizeof line, "step %6lld  epoch %lld  loss %.4f  train acc %.2f%%  %5.0f samples/s  %s elapsed  ETA %s",
                     static_cast<long long>(r.step), static_cast<long long>(epoch_before + 1), loss_sum / window_batches,

@@ -2,6 +2,7 @@
 
 #include <ctime>
 
+#include <algorithm>
 #include <cmath>
 
 #include "attn/error.h"
@@ -62,6 +63,12 @@ bool budget_spent(int64_t step, double elapsed, int64_t epochs_done, int64_t max
                   int64_t max_epochs) {
   return (max_steps > 0 && step >= max_steps) || (max_seconds > 0 && elapsed >= max_seconds) ||
          (max_epochs > 0 && epochs_done >= max_epochs);
+}
+
+int64_t eta_step_budget(int64_t max_steps, int64_t max_epochs, int64_t batches_per_epoch, int64_t batches_per_step) {
+  if (max_epochs <= 0) return max_steps;
+  const int64_t epoch_steps = (max_epochs * batches_per_epoch + batches_per_step - 1) / batches_per_step;
+  return max_steps > 0 ? std::min(max_steps, epoch_steps) : epoch_steps;
 }
 
 double eta_seconds(double elapsed, int64_t step, int64_t start_step, double start_elapsed,

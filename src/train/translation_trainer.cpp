@@ -237,12 +237,8 @@ void train_translation(const TranslationTrainOptions& o) {
   // A resumed run whose budget is already spent trains no further step.
   bool stop = budget_spent(r.step, r.elapsed(), r.batcher->state().epoch, o.max_steps, max_seconds, o.max_epochs);
   if (stop) std::fprintf(stderr, "the budget is spent already (step %lld): nothing to train\n", static_cast<long long>(r.step));
-  // ETA: an epoch budget counts as the steps it takes (the batches of an epoch are fixed).
-  int64_t step_budget = o.max_steps;
-  if (o.max_epochs > 0) {
-    const int64_t epoch_steps = (o.max_epochs * r.batcher->batches_in_epoch() + o.accumulate - 1) / o.accumulate;
-    step_budget = step_budget > 0 ? std::min(step_budget, epoch_steps) : epoch_steps;
-  }
+  // The batches of an epoch are fixed, so an epoch budget is a step budget for the ETA.
+  const int64_t step_budget = eta_step_budget(o.max_steps, o.max_epochs, r.batcher->batches_in_epoch(), o.accumulate);
   while (!stop) {
     const int64_t epoch_before = r.batcher->state().epoch;  // the epoch this step trained in
     StepResult s = train_step(r);

@@ -48,6 +48,15 @@ TEST(Progress, BudgetIsSpentWhenAnyLimitIsReached) {
   EXPECT_FALSE(budget_spent(1000000, 1e9, 99, 0, 0.0, 0));  // no budget: never
 }
 
+TEST(Progress, EtaStepBudgetCountsAnEpochBudgetInSteps) {
+  EXPECT_EQ(eta_step_budget(0, 0, 50, 1), 0);      // no budget
+  EXPECT_EQ(eta_step_budget(120, 0, 50, 1), 120);  // steps only
+  EXPECT_EQ(eta_step_budget(0, 2, 50, 1), 100);    // 2 epochs of 50 batches
+  EXPECT_EQ(eta_step_budget(0, 2, 51, 4), 26);     // 102 batches, 4 a step: the 26th step ends them
+  EXPECT_EQ(eta_step_budget(80, 2, 50, 1), 80);    // the nearer of the two
+  EXPECT_EQ(eta_step_budget(300, 2, 50, 1), 100);
+}
+
 TEST(Progress, EtaIsTheNearerBudget) {
   // 100 steps in 50 s since the start: 0.5 s a step; 900 steps left = 450 s; the time budget leaves 550 s.
   EXPECT_DOUBLE_EQ(eta_seconds(50.0, 100, 0, 0.0, 1000, 600.0), 450.0);

@@ -56,6 +56,10 @@ class ProgressLog {
 bool budget_spent(int64_t step, double elapsed, int64_t epochs_done, int64_t max_steps, double max_seconds,
                   int64_t max_epochs);
 
+// The step budget an ETA counts down: max_steps, or the steps max_epochs take (batches_per_epoch
+// batches, batches_per_step of them a step), whichever is nearer; 0 when neither is set.
+int64_t eta_step_budget(int64_t max_steps, int64_t max_epochs, int64_t batches_per_epoch, int64_t batches_per_step);
+
 // Estimated seconds left: the smaller of the step budget's and the time budget's (0 = none).
 double eta_seconds(double elapsed, int64_t step, int64_t start_step, double start_elapsed,
                    int64_t max_steps, double max_seconds);
