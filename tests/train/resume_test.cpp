@@ -52,13 +52,20 @@ void write_corpus(const std::string& dir, size_t lines, int vocab) {
   data::Tokenizer::train(t);
 }
 
-std::vector<double> logged_losses(const std::string& model_dir) {
-  std::vector<double> out;
+// The records of one event ("train", "valid", ...) in a model directory's train_log.jsonl, in order.
+std::vector<nlohmann::json> log_events(const std::string& model_dir, const std::string& event) {
+  std::vector<nlohmann::json> out;
   std::ifstream in(model_dir + "/train_log.jsonl");
   for (std::string line; std::getline(in, line);) {
     auto j = nlohmann::json::parse(line);
-    if (j["event"] == "train") out.push_back(j["loss"].get<double>());
+    if (j["event"] == event) out.push_back(std::move(j));
   }
+  return out;
+}
+
+std::vector<double> logged_losses(const std::string& model_dir) {
+  std::vector<double> out;
+  for (const auto& j : log_events(model_dir, "train")) out.push_back(j["loss"].get<double>());
   return out;
 }
 
@@ -143,10 +150,7 @@ TEST(Validation, DoesNotDisturbTheTrainingRun) {
   ASSERT_EQ(a.size(), 10u);
   ASSERT_EQ(b.size(), 10u);
   for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i], b[i]) << "step " << i + 1;
-  int validations = 0;
-  std::ifstream in(dir + "/validating/train_log.jsonl");
-  for (std::string line; std::getline(in, line);) validations += nlohmann::json::parse(line)["event"] == "valid";
-  EXPECT_GE(validations, 3);  // steps 3, 6, 9 (and the end): it did validate
+  EXPECT_GE(log_events(dir + "/validating", "valid").size(), 3u);  // steps 3, 6, 9 (and the end): it did validate
   fs::remove_all(dir);
 }
 
@@ -158,12 +162,7 @@ TEST(Progress, EpochBudgetHasAnEtaAndTheLastStepIsInItsEpoch) {
   TranslationTrainOptions o = small_run(dir, dir + "/run");
   o.max_epochs = 1;
   train_translation(o);
-  std::vector<nlohmann::json> lines;
-  std::ifstream in(dir + "/run/train_log.jsonl");
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line);
-    if (j["event"] == "train") lines.push_back(j);
-  }
+  std::vector<nlohmann::json> lines = log_events(dir + "/run", "train");
   ASSERT_GE(lines.size(), 3u);
   for (const auto& j : lines) {
     EXPECT_EQ(j["epoch"].get<int64_t>(), 1) << "step " << j["step"];
@@ -178,11 +177,7 @@ TEST(Progress, EpochBudgetHasAnEtaAndTheLastStepIsInItsEpoch) {
 // logging it and resumed from an earlier checkpoint) the later line counts.
 std::map<int64_t, double> losses_by_step(const std::string& model_dir) {
   std::map<int64_t, double> out;
-  std::ifstream in(model_dir + "/train_log.jsonl");
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line);
-    if (j["event"] == "train") out[j["step"].get<int64_t>()] = j["loss"].get<double>();
-  }
+  for (const auto& j : log_events(model_dir, "train")) out[j["step"].get<int64_t>()] = j["loss"].get<double>();
   return out;
 }
 
