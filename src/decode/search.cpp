@@ -45,17 +45,26 @@ std::vector<std::pair<float, int32_t>> top_k(const float* row, int64_t V, int k)
   return best;
 }
 
-// One step of torch_ref.py's beam_search for one sentence, given the log-probs [rows, V] of the
-// step; `steps` is the number of steps taken including this one.
-void advance(SentenceSearch& s, const Tensor& logp, int k, double alpha, int32_t eos, int64_t steps) {
-  int64_t V = logp.size(1);
+using TopK = std::vector<std::pair<float, int32_t>>;
+
+// The k best tokens of every row of the step's log-probs [rows, V], rows split over the threads.
+std::vector<TopK> top_k_rows(const Tensor& logp, int k) {
+  const int64_t rows = logp.size(0), V = logp.size(1);
+  std::vector<TopK> best(static_cast<size_t>(rows));
+  const float* p = logp.data<float>();
+#pragma omp parallel for schedule(static) if (rows * V >= (1 << 16))
+  for (int64_t r = 0; r < rows; ++r) best[static_cast<size_t>(r)] = top_k(p + r * V, V, k);
+  return best;
+}
+
+// One step of torch_ref.py's beam_search for one sentence, given the k best tokens of every row
+// of the step's log-probs; `steps` is the number of steps taken including this one.
+void advance(SentenceSearch& s, const std::vector<TopK>& best, int k, double alpha, int32_t eos, int64_t steps) {
   // Each live prefix proposes its k best next tokens.
   std::vector<Candidate> cands;
-  for (size_t j = 0; j < s.alive.size(); ++j) {
-    const float* row = logp.data<float>() + s.alive[j].row * V;
-    for (const auto& [value, token] : top_k(row, V, k))
+  for (size_t j = 0; j < s.alive.size(); ++j)
+    for (const auto& [value, token] : best[static_cast<size_t>(s.alive[j].row)])
       cands.push_back({j, token, s.alive[j].logprob + static_cast<double>(value)});
-  }
   std::stable_sort(cands.begin(), cands.end(),
                    [](const Candidate& a, const Candidate& b) { return a.logprob > b.logprob; });
   // Walked in order: eos -> finished, else -> the new beam, until it holds k.
@@ -139,14 +148,14 @@ std::vector<std::vector<Hypothesis>> run_search(RowDecoder& decoder, const std::
       if (s.done) continue;
       for (const Prefix& p : s.alive) tokens.push_back(p.tokens.empty() ? bos : p.tokens.back());
     }
-    Tensor logp = decoder.step(tokens);  // [rows, tgt_vocab]
+    const std::vector<TopK> best = top_k_rows(decoder.step(tokens), o.beam);  // of log-probs [rows, tgt_vocab]
     // Advance each sentence; the survivors' parents are the rows kept for the next step.
     std::vector<int64_t> rows;
     bool same_sources = true;  // each sentence keeps as many rows as it had
     for (SentenceSearch& s : sentences) {
       if (s.done) continue;
       size_t before = s.alive.size();
-      advance(s, logp, o.beam, o.length_penalty, eos, steps);
+      advance(s, best, o.beam, o.length_penalty, eos, steps);
       same_sources = same_sources && !s.done && s.alive.size() == before;
       if (s.done) continue;
       for (Prefix& p : s.alive) {

@@ -39,7 +39,7 @@ Tensor step(StepDecoder& d, const std::vector<int32_t>& tokens) {
 
 void select_rows(StepDecoder& d, const std::vector<int64_t>& rows, bool same_sources) {
   if (d.cached && same_sources) {
-    for (KVCache& c : d.state.self) select_rows(c, rows);
+    select_rows(d.state.self, rows);
     return;
   }
   if (d.cached) {

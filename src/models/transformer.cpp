@@ -118,7 +118,7 @@ Tensor decode_step(const Transformer& m, DecoderState& s, const std::vector<int3
 }
 
 void select_rows(DecoderState& s, const std::vector<int64_t>& rows) {
-  for (KVCache& c : s.self) select_rows(c, rows);
+  select_rows(s.self, rows);
   std::vector<int64_t> memory_rows;
   memory_rows.reserve(rows.size());
   for (int64_t r : rows) {

@@ -6,7 +6,9 @@
 #include <limits>
 
 #include "attn/error.h"
+#include "attn/kernels/attend_rows.h"
 #include "attn/kernels/elementwise.h"
+#include "attn/kernels/vexp.h"
 
 namespace attn {
 namespace {
@@ -51,37 +53,9 @@ HeadsView heads_side_by_side(const Tensor& x, int64_t col, int64_t dk) {
   return {x.data<float>() + col, x.size(1) * x.size(2), dk, x.size(2)};
 }
 
-// s = q . k, in 16 partial sums (vectorized) and then their total.
-float dot(const float* q, const float* k, int64_t n) {
-  float acc[16] = {};
-  int64_t c = 0;
-  for (; c + 16 <= n; c += 16)
-    for (int l = 0; l < 16; ++l) acc[l] += q[c + l] * k[c + l];
-  float s = 0.0f;
-  for (int l = 0; l < 16; ++l) s += acc[l];
-  for (; c < n; ++c) s += q[c] * k[c];
-  return s;
-}
-
-// out[c] = sum_j p[j] v[j][c], c < n, 16 columns at a time kept in registers.
-void weighted_sum(const float* p, const float* v, int64_t ld, int64_t rows, int64_t n, float* out) {
-  int64_t c0 = 0;
-  for (; c0 + 16 <= n; c0 += 16) {
-    float acc[16] = {};
-    for (int64_t j = 0; j < rows; ++j)
-      for (int l = 0; l < 16; ++l) acc[l] += p[j] * v[j * ld + c0 + l];
-    for (int l = 0; l < 16; ++l) out[c0 + l] = acc[l];
-  }
-  for (int64_t c = c0; c < n; ++c) {
-    float acc = 0.0f;
-    for (int64_t j = 0; j < rows; ++j) acc += p[j] * v[j * ld + c];
-    out[c] = acc;
-  }
-}
-
 // One query per row (incremental decoding), for every (row b, head h):
 //   out = softmax(q K^T / sqrt(d_k), padded keys masked) V     written to out [B, 1, H d_k]
-// Plain loops: at one query the products are dot products, too small for a GEMM call each.
+// Row kernels (kernels/attend_rows.h): at one query the products are too small for a GEMM call each.
 // A query whose keys are all masked gets zeros, as in ops/attention.h.
 // kv_rows: row b reads keys, values and padding of row kv_rows[b] (nullptr: row b).
 Tensor attend_one_query(const HeadsView& q, const HeadsView& k, const HeadsView& v, int64_t B, int64_t H,
@@ -98,19 +72,21 @@ Tensor attend_one_query(const HeadsView& q, const HeadsView& k, const HeadsView&
       const float* kb = k.data + r * k.sb + h * k.sh;
       const float* vb = v.data + r * v.sb + h * v.sh;
       const int32_t* padb = pad ? pad + r * Tk : nullptr;
-      float mx = -std::numeric_limits<float>::infinity();
-      for (int64_t j = 0; j < Tk; ++j) {
-        P[j] = padb && padb[j] ? -std::numeric_limits<float>::infinity() : scale * dot(qb, kb + j * k.ld, dk);
-        mx = std::max(mx, P[j]);
-      }
+      // s_j = q . k_j / sqrt(d_k), -inf for padded keys
+      scores_one_query(qb, kb, k.ld, Tk, dk, scale, P.data());
+      if (padb)
+        for (int64_t j = 0; j < Tk; ++j)
+          if (padb[j]) P[j] = -std::numeric_limits<float>::infinity();
+      const float mx = max_of(P.data(), Tk);
       float* ob = o + b * H * dk + h * dk;
-      std::fill(ob, ob + dk, 0.0f);
-      if (mx == -std::numeric_limits<float>::infinity()) continue;
-      float sum = 0.0f;
-      for (int64_t j = 0; j < Tk; ++j) sum += (P[j] = std::exp(P[j] - mx));
-      const float inv = 1.0f / sum;
+      if (mx == -std::numeric_limits<float>::infinity()) {
+        std::fill(ob, ob + dk, 0.0f);
+        continue;
+      }
+      // p = softmax(s); out = sum_j p_j v_j
+      const float inv = 1.0f / exp_shifted(P.data(), P.data(), Tk, mx);
       for (int64_t j = 0; j < Tk; ++j) P[j] *= inv;
-      weighted_sum(P.data(), vb, v.ld, Tk, dk, ob);
+      weighted_rows(P.data(), vb, v.ld, Tk, dk, ob);
     }
   });
   return out;
@@ -323,6 +299,23 @@ void select_rows(KVCache& cache, const std::vector<int64_t>& rows) {
   if (!cache.k.defined()) return;
   select_filled(cache.k, cache.length, rows);
   select_filled(cache.v, cache.length, rows);
+}
+
+void select_rows(std::vector<KVCache>& caches, const std::vector<int64_t>& rows) {
+  // Every buffer is reordered on its own (one per thread): the rows are checked here, where a
+  // failure can still throw.
+  std::vector<std::pair<Tensor*, int64_t>> buffers;
+  for (KVCache& c : caches) {
+    if (!c.k.defined()) continue;
+    for (Tensor* t : {&c.k, &c.v}) {
+      check(t->is_contiguous(), "select_rows: cache buffer must be contiguous");
+      for (int64_t r : rows) check(r >= 0 && r < t->size(0), "select_rows: row ", r, " of ", t->size(0));
+      buffers.push_back({t, c.length});
+    }
+  }
+  const int64_t n = static_cast<int64_t>(buffers.size());
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t i = 0; i < n; ++i) select_filled(*buffers[static_cast<size_t>(i)].first, buffers[static_cast<size_t>(i)].second, rows);
 }
 
 }  // namespace attn

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "attn/kernels/elementwise.h"
+#include "attn/kernels/vexp.h"
 #include "grad_target.h"
 
 namespace attn {
@@ -32,11 +33,9 @@ void log_softmax_rows(const float* x, float* y, int64_t rows, int64_t d) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* xr = x + r * d;
       float* yr = y + r * d;
-      float mx = -std::numeric_limits<float>::infinity();
-      for (int64_t i = 0; i < d; ++i) mx = std::max(mx, xr[i]);
-      float sum = 0.0f;
-      for (int64_t i = 0; i < d; ++i) sum += std::exp(xr[i] - mx);
-      float lse = mx + std::log(sum);
+      const float mx = max_of(xr, d);
+      // log sum_i exp(x_i) = max + log sum_i exp(x_i - max)
+      const float lse = mx + std::log(sum_exp(xr, d, mx));
       for (int64_t i = 0; i < d; ++i) yr[i] = xr[i] - lse;
     }
   });

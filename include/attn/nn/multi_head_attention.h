@@ -53,6 +53,8 @@ Tensor cross_attention_cached(const MultiHeadAttention& m, const Tensor& x, cons
 
 // Keeps batch rows `rows` of a cache (beam search reordering and finished sentences leaving).
 void select_rows(KVCache& cache, const std::vector<int64_t>& rows);
+// The same for every cache of a decoder (each buffer on its own thread).
+void select_rows(std::vector<KVCache>& caches, const std::vector<int64_t>& rows);
 Tensor select_rows(const Tensor& t, const std::vector<int64_t>& rows);
 
 }  // namespace attn

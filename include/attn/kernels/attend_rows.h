@@ -1,0 +1,18 @@
+// The two products of attention for one query (incremental decoding), over keys and values stored
+// as rows of d_k floats, `ld` floats apart (one head of a KV cache):
+//   s_j = scale (q . k_j),   j < rows                      (scores_one_query)
+//   o   = sum_j p_j v_j                                     (weighted_rows)
+// AVX-512 where the build has it: q stays in registers and each key row is read once, four keys
+// at a time; the weighted sum keeps up to 128 output columns in registers and reads each value row
+// once, in order. Plain loops otherwise. Single-threaded: callers split (row, head) pairs.
+#pragma once
+
+#include <cstdint>
+
+namespace attn {
+
+void scores_one_query(const float* q, const float* k, int64_t ld, int64_t rows, int64_t dk, float scale,
+                      float* s);
+void weighted_rows(const float* p, const float* v, int64_t ld, int64_t rows, int64_t dk, float* out);
+
+}  // namespace attn
