@@ -215,17 +215,23 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
         "gemm_packed: the VNNI kernel needs an int8 weight and a CPU built for AVX512-VNNI");
   if (m == 0) return;
   if (uses_s8_gemv(g, w)) return gemm_packed_vnni(g, w);
-  auto pp = cached_primitive(w.precision, m, n, k, g.ldy, g.beta);
   if (w.precision == Precision::bf16) {
+    auto pp = cached_primitive(w.precision, m, n, k, g.ldy, g.beta);
     uint16_t* x16 = thread_buffer<uint16_t>(1, m * k);
     for (int64_t r = 0; r < m; ++r) round_to_bf16(g.x + r * g.ldx, x16 + r * k, k);
     return run(*pp, w, x16, g.y);
   }
-  int8_t* xq = reinterpret_cast<int8_t*>(thread_buffer<char>(1, m * k));
+  // int8 through oneDNN: m rounded up to a multiple of kS8RowBucket with zero rows, so that a
+  // decoding batch that shrinks as sentences finish reuses a few primitives instead of creating
+  // one per row count (0.3-1.4 ms each). Integer sums are exact: the real rows are unchanged.
+  const int64_t mp = (m + kS8RowBucket - 1) / kS8RowBucket * kS8RowBucket;
+  auto pq = cached_primitive(w.precision, mp, n, k, g.ldy, g.beta);
+  int8_t* xq = reinterpret_cast<int8_t*>(thread_buffer<char>(1, mp * k));
   float* sx = thread_buffer<float>(2, m);
   quantize_rows_s8(g.x, m, k, g.ldx, xq, sx);
-  int32_t* acc = thread_buffer<int32_t>(0, m * n);
-  run(*pp, w, xq, acc);
+  std::fill(xq + m * k, xq + mp * k, int8_t{0});
+  int32_t* acc = thread_buffer<int32_t>(0, mp * n);
+  run(*pq, w, xq, acc);
   dequantize(g, acc, sx, w);
 }
 

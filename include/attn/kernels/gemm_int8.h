@@ -39,6 +39,8 @@ Precision packed_precision(const PackedWeight& w);
 // build has it. Both give the same bits.
 enum class Int8Kernel { automatic, onednn, vnni };
 inline constexpr int64_t kS8GemvMaxRows = 8;  // by bench_gemm_int8: VNNI ahead at m <= 4, even at 8
+// oneDNN's int8 product runs on a row count rounded up to a multiple of this (zero rows added).
+inline constexpr int64_t kS8RowBucket = 16;
 
 struct PackedGemmArgs {
   int64_t m = 0;
