@@ -69,11 +69,15 @@ const char* backend_name(GemmBackend b) {
   return "?";
 }
 
-// Measured (docs/performance.md): dnnl_sgemm everywhere, except x W^T with 16 <= M <= 32 (a
-// decoding step of a few sentences times beams, weights in PyTorch's [out, in] layout), where
-// the matmul primitive is 1.2-1.7x faster on 2 threads (and 0.9-1.3x on 1).
+// Measured (docs/performance.md): dnnl_sgemm everywhere, except
+// - x W^T with 16 <= M <= 32 (a decoding step of a few sentences times beams, weights in
+//   PyTorch's [out, in] layout), where the matmul primitive is 1.2-1.7x faster on 2 threads (and
+//   0.9-1.3x on 1);
+// - A^T B over K >= 1024 rows with N < 2048 (a weight gradient dW = dY^T X in training), where the
+//   matmul primitive is 1.05-1.9x faster on 2 threads (dnnl_sgemm stalls on M = 1024-2048).
 GemmBackend gemm_dispatch(const GemmArgs& g) {
   if (!g.trans_a && g.trans_b && g.m >= 16 && g.m <= 32) return GemmBackend::onednn_matmul;
+  if (g.trans_a && !g.trans_b && g.k >= 1024 && g.n < 2048) return GemmBackend::onednn_matmul;
   return GemmBackend::onednn;
 }
 

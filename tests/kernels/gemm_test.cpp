@@ -165,6 +165,10 @@ TEST(Gemm, DispatchRules) {
   EXPECT_EQ(gemm_dispatch({false, true, 4096, 2048, 512}), GemmBackend::onednn);
   EXPECT_EQ(gemm_dispatch({false, true, 32, 8000, 512}), GemmBackend::onednn_matmul);
   EXPECT_EQ(gemm_dispatch({false, false, 32, 8000, 512}), GemmBackend::onednn);
+  // weight gradients dW = dY^T X over a training batch: the matmul primitive, but for N >= 2048
+  EXPECT_EQ(gemm_dispatch({true, false, 2048, 512, 4096}), GemmBackend::onednn_matmul);
+  EXPECT_EQ(gemm_dispatch({true, false, 512, 2048, 4096}), GemmBackend::onednn);
+  EXPECT_EQ(gemm_dispatch({true, false, 2048, 512, 512}), GemmBackend::onednn);
   EXPECT_EQ(batched_dispatch({false, true, 32, 32, 64}, 256), BatchedBackend::onednn_matmul);
   EXPECT_EQ(batched_dispatch({false, true, 1, 128, 64}, 256), BatchedBackend::parallel_onednn);
 }
