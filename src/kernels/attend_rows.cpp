@@ -2,18 +2,14 @@
 
 #include <algorithm>
 
-#if defined(__AVX512F__) && defined(__AVX512DQ__)
-#include <immintrin.h>
-#endif
+#include "lane_mask.h"
 
 namespace attn {
 
 #if defined(__AVX512F__) && defined(__AVX512DQ__)
 namespace {
 
-inline __mmask16 lanes(int64_t left) {
-  return left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
-}
+using detail::lane_mask;
 
 // The sum of the 16 lanes (by halves; GCC 12's _mm512_reduce_add_ps warns when inlined here).
 inline float lane_sum(__m512 v) {
@@ -23,14 +19,13 @@ inline float lane_sum(__m512 v) {
   return _mm_cvtss_f32(_mm_add_ss(b, _mm_movehdup_ps(b)));
 }
 
-// s_j = scale (q . k_j) for N keys at once; q is in `qv` (chunks of 16, the last masked).
+// s_j = scale (q . k_j) for N keys at once; q (width floats) is in `qv`, 16 a chunk.
 template <int N>
-void scores_block(const __m512* qv, int64_t chunks, __mmask16 last, const float* k, int64_t ld, float scale,
-                  float* s) {
+void scores_block(const __m512* qv, int64_t width, const float* k, int64_t ld, float scale, float* s) {
   __m512 acc[N];
   for (int j = 0; j < N; ++j) acc[j] = _mm512_setzero_ps();
-  for (int64_t c = 0; c < chunks; ++c) {
-    const __mmask16 m = c + 1 == chunks ? last : static_cast<__mmask16>(0xffff);
+  for (int64_t c = 0; 16 * c < width; ++c) {
+    const __mmask16 m = lane_mask(width - 16 * c);
     for (int j = 0; j < N; ++j) acc[j] = _mm512_fmadd_ps(qv[c], _mm512_maskz_loadu_ps(m, k + j * ld + c * 16), acc[j]);
   }
   for (int j = 0; j < N; ++j) s[j] = scale * lane_sum(acc[j]);
@@ -41,21 +36,19 @@ void scores_block(const __m512* qv, int64_t chunks, __mmask16 last, const float*
 void scores_one_query(const float* q, const float* k, int64_t ld, int64_t rows, int64_t dk, float scale,
                       float* s) {
   for (int64_t c0 = 0; c0 < dk; c0 += 256) {  // q in at most 16 registers at a time
-    const int64_t width = std::min<int64_t>(256, dk - c0), chunks = (width + 15) / 16;
-    const __mmask16 last = lanes(width - (chunks - 1) * 16);
+    const int64_t width = std::min<int64_t>(256, dk - c0);
     __m512 qv[16];
-    for (int64_t c = 0; c < chunks; ++c)
-      qv[c] = _mm512_maskz_loadu_ps(c + 1 == chunks ? last : static_cast<__mmask16>(0xffff), q + c0 + c * 16);
+    for (int64_t c = 0; 16 * c < width; ++c) qv[c] = _mm512_maskz_loadu_ps(lane_mask(width - 16 * c), q + c0 + c * 16);
     float part[4];
     for (int64_t j = 0; j < rows; j += 4) {
       const int64_t n = std::min<int64_t>(4, rows - j);
       const float* kj = k + j * ld + c0;
       float* out = c0 == 0 ? s + j : part;
       switch (n) {
-        case 4: scores_block<4>(qv, chunks, last, kj, ld, scale, out); break;
-        case 3: scores_block<3>(qv, chunks, last, kj, ld, scale, out); break;
-        case 2: scores_block<2>(qv, chunks, last, kj, ld, scale, out); break;
-        default: scores_block<1>(qv, chunks, last, kj, ld, scale, out); break;
+        case 4: scores_block<4>(qv, width, kj, ld, scale, out); break;
+        case 3: scores_block<3>(qv, width, kj, ld, scale, out); break;
+        case 2: scores_block<2>(qv, width, kj, ld, scale, out); break;
+        default: scores_block<1>(qv, width, kj, ld, scale, out); break;
       }
       if (c0 > 0)
         for (int64_t i = 0; i < n; ++i) s[j + i] += part[i];
@@ -66,18 +59,15 @@ void scores_one_query(const float* q, const float* k, int64_t ld, int64_t rows, 
 void weighted_rows(const float* p, const float* v, int64_t ld, int64_t rows, int64_t dk, float* out) {
   for (int64_t c0 = 0; c0 < dk; c0 += 128) {  // up to 8 accumulators
     const int64_t width = std::min<int64_t>(128, dk - c0), chunks = (width + 15) / 16;
-    const __mmask16 last = lanes(width - (chunks - 1) * 16);
     __m512 acc[8];
     for (int64_t c = 0; c < chunks; ++c) acc[c] = _mm512_setzero_ps();
     for (int64_t j = 0; j < rows; ++j) {
       const __m512 pj = _mm512_set1_ps(p[j]);
       const float* vj = v + j * ld + c0;
       for (int64_t c = 0; c < chunks; ++c)
-        acc[c] = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(c + 1 == chunks ? last : static_cast<__mmask16>(0xffff),
-                                                          vj + c * 16), acc[c]);
+        acc[c] = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(lane_mask(width - 16 * c), vj + c * 16), acc[c]);
     }
-    for (int64_t c = 0; c < chunks; ++c)
-      _mm512_mask_storeu_ps(out + c0 + c * 16, c + 1 == chunks ? last : static_cast<__mmask16>(0xffff), acc[c]);
+    for (int64_t c = 0; c < chunks; ++c) _mm512_mask_storeu_ps(out + c0 + c * 16, lane_mask(width - 16 * c), acc[c]);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "attn/error.h"
+#include "lane_mask.h"
 
 namespace attn {
 
@@ -69,10 +70,6 @@ struct Tile {
   int64_t ldy;
 };
 
-__mmask16 column_mask(int64_t left) {
-  return left >= kPanel ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1u);
-}
-
 // sums[i NB + p] lane c = sum_k x[i, k] W[16 p + c, k] for the MB rows and NB panels of a tile.
 // The loops over MB and NB are unrolled before register allocation (#pragma GCC unroll), and the
 // epilogue is apart (the sums go through memory once): otherwise GCC keeps the accumulators on
@@ -115,7 +112,7 @@ void tile_kernel(const Tile& t) {
   const __m512 beta = _mm512_set1_ps(t.beta);
   #pragma GCC unroll 8
   for (int p = 0; p < NB; ++p) {
-    const __mmask16 mask = column_mask(t.columns - p * kPanel);
+    const __mmask16 mask = detail::lane_mask(t.columns - p * kPanel);
     const __m512 sw = _mm512_maskz_loadu_ps(mask, t.sw + p * kPanel);
     const __m512i comp = _mm512_loadu_si512(t.comp + p * kPanel);
     #pragma GCC unroll 8

@@ -4,9 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
+#include "lane_mask.h"
 
 namespace attn {
 
@@ -34,16 +32,12 @@ inline __m512 exp16(__m512 x) {
   return _mm512_mask_blend_ps(tiny, y, _mm512_setzero_ps());
 }
 
-inline __mmask16 tail_mask(int64_t left) {
-  return left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
-}
-
 }  // namespace
 
 float max_of(const float* x, int64_t n) {
   __m512 m = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   for (int64_t i = 0; i < n; i += 16) {
-    __mmask16 k = tail_mask(n - i);
+    __mmask16 k = detail::lane_mask(n - i);
     m = _mm512_mask_max_ps(m, k, m, _mm512_maskz_loadu_ps(k, x + i));
   }
   return _mm512_reduce_max_ps(m);
@@ -52,7 +46,7 @@ float max_of(const float* x, int64_t n) {
 float sum_exp(const float* x, int64_t n, float shift) {
   __m512 s = _mm512_setzero_ps(), sh = _mm512_set1_ps(shift);
   for (int64_t i = 0; i < n; i += 16) {
-    __mmask16 k = tail_mask(n - i);
+    __mmask16 k = detail::lane_mask(n - i);
     __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), sh));
     s = _mm512_mask_add_ps(s, k, s, e);
   }
@@ -62,7 +56,7 @@ float sum_exp(const float* x, int64_t n, float shift) {
 float exp_shifted(const float* x, float* y, int64_t n, float shift) {
   __m512 s = _mm512_setzero_ps(), sh = _mm512_set1_ps(shift);
   for (int64_t i = 0; i < n; i += 16) {
-    __mmask16 k = tail_mask(n - i);
+    __mmask16 k = detail::lane_mask(n - i);
     __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), sh));
     _mm512_mask_storeu_ps(y + i, k, e);
     s = _mm512_mask_add_ps(s, k, s, e);
@@ -73,7 +67,7 @@ float exp_shifted(const float* x, float* y, int64_t n, float shift) {
 void exp_affine(const float* x, float* y, int64_t n, float shift, float a, float c, bool accumulate) {
   const __m512 sh = _mm512_set1_ps(shift), va = _mm512_set1_ps(a), vc = _mm512_set1_ps(c);
   for (int64_t i = 0; i < n; i += 16) {
-    __mmask16 k = tail_mask(n - i);
+    __mmask16 k = detail::lane_mask(n - i);
     __m512 v = _mm512_fmadd_ps(va, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), sh)), vc);
     if (accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, y + i));
     _mm512_mask_storeu_ps(y + i, k, v);

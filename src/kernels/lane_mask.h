@@ -1,0 +1,17 @@
+// Private to src/kernels: the AVX-512 mask of the lanes a 16-float chunk covers when `left`
+// floats remain (all 16 when left >= 16), for the masked loads and stores of row tails.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+namespace attn::detail {
+
+inline __mmask16 lane_mask(int64_t left) {
+  return left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
+}
+
+}  // namespace attn::detail
+#endif
