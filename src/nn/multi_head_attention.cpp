@@ -254,14 +254,19 @@ void copy_row(const Tensor& from, int64_t from_row, int64_t length, Tensor& to, 
                 static_cast<size_t>(length * dk) * sizeof(float));
 }
 
+// What select_filled needs of its arguments, checked before it runs (it may run on an OpenMP
+// thread, where an exception cannot be thrown).
+void check_selectable(const Tensor& buffer, const std::vector<int64_t>& rows) {
+  check(buffer.is_contiguous(), "select_rows: cache buffer must be contiguous");
+  for (int64_t r : rows) check(r >= 0 && r < buffer.size(0), "select_rows: row ", r, " of ", buffer.size(0));
+}
+
 // Rows `rows` of a cache buffer, filled part only. When the batch does not grow this happens in
 // place: only the rows whose parent changed are written, their parents saved first where they
 // are overwritten themselves; the buffer becomes a view of its first rows.size() rows.
 void select_filled(Tensor& buffer, int64_t length, const std::vector<int64_t>& rows) {
-  check(buffer.is_contiguous(), "select_rows: cache buffer must be contiguous");
   const int64_t B = buffer.size(0), n = static_cast<int64_t>(rows.size());
   const int64_t row_size = buffer.size(1) * length * buffer.size(3);
-  for (int64_t r : rows) check(r >= 0 && r < B, "select_rows: row ", r, " of ", B);
   if (row_size == 0) {
     buffer = n > B ? Tensor::empty({n, buffer.size(1), buffer.size(2), buffer.size(3)}) : buffer.slice(0, 0, n);
     return;
@@ -297,19 +302,19 @@ void select_filled(Tensor& buffer, int64_t length, const std::vector<int64_t>& r
 
 void select_rows(KVCache& cache, const std::vector<int64_t>& rows) {
   if (!cache.k.defined()) return;
-  select_filled(cache.k, cache.length, rows);
-  select_filled(cache.v, cache.length, rows);
+  for (Tensor* t : {&cache.k, &cache.v}) {
+    check_selectable(*t, rows);
+    select_filled(*t, cache.length, rows);
+  }
 }
 
 void select_rows(std::vector<KVCache>& caches, const std::vector<int64_t>& rows) {
-  // Every buffer is reordered on its own (one per thread): the rows are checked here, where a
-  // failure can still throw.
+  // Every buffer is reordered on its own (one per thread), all checked first.
   std::vector<std::pair<Tensor*, int64_t>> buffers;
   for (KVCache& c : caches) {
     if (!c.k.defined()) continue;
     for (Tensor* t : {&c.k, &c.v}) {
-      check(t->is_contiguous(), "select_rows: cache buffer must be contiguous");
-      for (int64_t r : rows) check(r >= 0 && r < t->size(0), "select_rows: row ", r, " of ", t->size(0));
+      check_selectable(*t, rows);
       buffers.push_back({t, c.length});
     }
   }
