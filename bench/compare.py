@@ -96,15 +96,15 @@ def policy_env(env, policy):
     return e
 
 
-def alternate(cmds, env, repeats, policies):
+def alternate(cmds, env, repeats, policies, run=run_json):
     """Runs every command `repeats` times, in turn (A B C A B C ...), once under each OpenMP wait policy of
-    its system (policies: {system: [policy, ...]}); returns the runs per command and policy, keyed
-    "key@policy"."""
+    its system (policies: {system: [policy, ...]}), each by run(cmd, env); returns the runs per command and
+    policy, keyed "key@policy"."""
     variants = [(k, pol) for k in cmds for pol in policies.get(system_of(k), ["default"])]
     runs = {"%s@%s" % v: [] for v in variants}
     for r in range(repeats):
         for k, pol in (variants if r % 2 == 0 else list(reversed(variants))):
-            runs["%s@%s" % (k, pol)].append(run_json(cmds[k], policy_env(env, pol)))
+            runs["%s@%s" % (k, pol)].append(run(cmds[k], policy_env(env, pol)))
     return runs
 
 
@@ -264,21 +264,19 @@ def bench_classifier(a, env, table, peak, notes):
     seconds = "3" if a.quick else "6"
     pattern = re.compile(r"(train|inference)\s+batch \d+:.*?([\d.]+) samples/s")
 
-    keys = ["attn", "torch"] + (["attn_bf16"] if a.bf16 else [])
-    variants = [(k, pol) for k in keys for pol in a.policies.get(system_of(k), ["default"])]
-    res = {"%s@%s" % v: [] for v in variants}
-    for r in range(a.repeats):
-        for k, pol in (variants if r % 2 == 0 else list(reversed(variants))):
-            cmd = ([exe, str(a.threads), seconds] if k == "attn" else
-                   [exe, str(a.threads), seconds, "bf16"] if k == "attn_bf16" else
-                   [TORCH_PY, script, "--bench", "--threads", str(a.threads), "--seconds", seconds])
-            wrapped = ["/usr/bin/time", "-f", "RSS %M"] + cmd
-            p = subprocess.run(wrapped, env=policy_env(env, pol), capture_output=True, text=True)
-            if p.returncode != 0:
-                sys.exit("failed: %s\n%s" % (" ".join(cmd), p.stderr[-2000:]))
-            rates = {m.group(1): float(m.group(2)) for m in pattern.finditer(p.stdout)}
-            rss = float(re.search(r"RSS (\d+)", p.stderr).group(1)) / 1024
-            res["%s@%s" % (k, pol)].append(dict(rates, rss=rss))
+    cmds = {"attn": [exe, str(a.threads), seconds],
+            "torch": [TORCH_PY, script, "--bench", "--threads", str(a.threads), "--seconds", seconds]}
+    if a.bf16:
+        cmds["attn_bf16"] = [exe, str(a.threads), seconds, "bf16"]
+
+    def run(cmd, env):  # {"train": samples/s, "inference": samples/s, "rss": MB}
+        p = subprocess.run(["/usr/bin/time", "-f", "RSS %M"] + cmd, env=env, capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit("failed: %s\n%s" % (" ".join(cmd), p.stderr[-2000:]))
+        rates = {m.group(1): float(m.group(2)) for m in pattern.finditer(p.stdout)}
+        return dict(rates, rss=float(re.search(r"RSS (\d+)", p.stderr).group(1)) / 1024)
+
+    res = alternate(cmds, env, a.repeats, a.policies, run)
     d, L, T, f = 300, 2, 32, 1024
     fwd = L * (2 * T * (4 * d * d + 2 * d * f) + 4 * T * T * d) + 2 * T * d * 4
     for what, flops in (("train", 3 * fwd), ("inference", fwd)):
