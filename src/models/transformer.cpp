@@ -23,10 +23,13 @@ Var embed(const Transformer& m, const Var& table, const Tensor& ids, int64_t fir
 }
 
 // x + Dropout(Sublayer(x)), with the LayerNorm after (post-LN) or before the sub-layer (pre-LN).
+// f(h, c) is the sub-layer; c asks it for Dropout of its output, fused into its last linear layer.
 template <typename F>
 Var sublayer(const Transformer& m, const Var& x, const LayerNorm& norm, const Context& ctx, F f) {
-  if (m.config.norm_first) return add(x, apply_dropout(f(forward(norm, x)), ctx));
-  return add_layer_norm(x, apply_dropout(f(x), ctx), norm.gamma, norm.beta);  // LN(x + ...) fused
+  Context c = ctx;
+  c.dropout_output = true;
+  if (m.config.norm_first) return add(x, f(forward(norm, x), c));
+  return add_layer_norm(x, f(x, c), norm.gamma, norm.beta);  // LN(x + ...) fused
 }
 
 }  // namespace
@@ -57,9 +60,9 @@ Var encode(const Transformer& m, const Tensor& src, const Context& ctx) {
   AttentionMask mask{padding_mask(src, m.config.pad_id), false};
   for (const EncoderLayer& l : m.encoder) {
     // x = LN(x + MultiHead(x, x, x))
-    x = sublayer(m, x, l.norm1, ctx, [&](const Var& h) { return self_attention(l.self_attn, h, mask, ctx); });
+    x = sublayer(m, x, l.norm1, ctx, [&](const Var& h, const Context& c) { return self_attention(l.self_attn, h, mask, c); });
     // x = LN(x + FFN(x))
-    x = sublayer(m, x, l.norm2, ctx, [&](const Var& h) { return forward(l.ff, h, ctx); });
+    x = sublayer(m, x, l.norm2, ctx, [&](const Var& h, const Context& c) { return forward(l.ff, h, c); });
   }
   return forward(m.encoder_norm, x);
 }
@@ -70,12 +73,12 @@ Var decode(const Transformer& m, const Tensor& tgt_in, const Var& memory, const 
   AttentionMask causal{Tensor(), true}, cross{src_pad, false};
   for (const DecoderLayer& l : m.decoder) {
     // y = LN(y + MaskedMultiHead(y, y, y))
-    y = sublayer(m, y, l.norm1, ctx, [&](const Var& h) { return self_attention(l.self_attn, h, causal, ctx); });
+    y = sublayer(m, y, l.norm1, ctx, [&](const Var& h, const Context& c) { return self_attention(l.self_attn, h, causal, c); });
     // y = LN(y + MultiHead(y, memory, memory))
     y = sublayer(m, y, l.norm2, ctx,
-                 [&](const Var& h) { return cross_attention(l.multihead_attn, h, memory, cross, ctx); });
+                 [&](const Var& h, const Context& c) { return cross_attention(l.multihead_attn, h, memory, cross, c); });
     // y = LN(y + FFN(y))
-    y = sublayer(m, y, l.norm3, ctx, [&](const Var& h) { return forward(l.ff, h, ctx); });
+    y = sublayer(m, y, l.norm3, ctx, [&](const Var& h, const Context& c) { return forward(l.ff, h, c); });
   }
   // logits = LN(y) W_out^T + b                                 [batch, len, tgt_vocab]
   return forward(m.generator, forward(m.decoder_norm, y));
@@ -103,14 +106,15 @@ Tensor decode_step(const Transformer& m, DecoderState& s, const std::vector<int3
   AttentionMask cross{s.src_pad, false};
   for (size_t i = 0; i < m.decoder.size(); ++i) {
     const DecoderLayer& l = m.decoder[i];
-    y = sublayer(m, y, l.norm1, ctx, [&](const Var& h) {
+    // inference: the sub-layers' Context (no dropout) has nothing for the cached steps
+    y = sublayer(m, y, l.norm1, ctx, [&](const Var& h, const Context&) {
       return Var(self_attention_step(l.self_attn, h.value(), s.self[i]));
     });
-    y = sublayer(m, y, l.norm2, ctx, [&](const Var& h) {
+    y = sublayer(m, y, l.norm2, ctx, [&](const Var& h, const Context&) {
       return Var(cross_attention_cached(l.multihead_attn, h.value(), s.memory_k[i], s.memory_v[i], cross,
                                          s.memory_rows));
     });
-    y = sublayer(m, y, l.norm3, ctx, [&](const Var& h) { return forward(l.ff, h, ctx); });
+    y = sublayer(m, y, l.norm3, ctx, [&](const Var& h, const Context& c) { return forward(l.ff, h, c); });
   }
   s.position += 1;
   Var logits = forward(m.generator, forward(m.decoder_norm, y));  // [B, 1, V]

@@ -1,6 +1,6 @@
 #include "attn/nn/feed_forward.h"
 
-#include "attn/ops/relu_dropout.h"
+#include "attn/ops/linear_dropout.h"
 
 namespace attn {
 
@@ -9,12 +9,12 @@ Var forward(const FeedForward& f, const Var& x, const Context& ctx) {
   Var h;
   if (f.gelu)
     h = apply_dropout(gelu(forward(f.linear1, x)), ctx);
-  else if (ctx.training && ctx.dropout > 0.0f)  // ReLU and dropout in one pass
-    h = relu_dropout(forward(f.linear1, x), ctx.dropout, *ctx.rng, true);
+  else if (ctx.training && ctx.dropout > 0.0f)  // bias, ReLU and dropout in one pass after x W_1
+    h = linear_dropout(x, f.linear1.W, f.linear1.b, true, ctx.dropout, *ctx.rng, true);
   else
     h = linear_relu(x, f.linear1.W, f.linear1.b);
   // FFN(x) = h W_2 + b_2                                       [batch, len, d_model]
-  return forward(f.linear2, h);
+  return forward_output(f.linear2, h, ctx);
 }
 
 }  // namespace attn

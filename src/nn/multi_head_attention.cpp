@@ -109,14 +109,14 @@ Var self_attention(const MultiHeadAttention& m, const Var& x, const AttentionMas
     // Concat(head_1, ..., head_h) written side by side         [batch, len, d_model]
     Var heads = packed_attention({qkv, 0, d}, {qkv, d, d}, {qkv, 2 * d, d}, m.heads, mask,
                                  options_for(ctx, weights));
-    return forward(m.out, heads);  // Concat(...) W^O
+    return forward_output(m.out, heads, ctx);  // Concat(...) W^O
   }
   std::vector<Var> p = split(qkv, {d, d, d}, 2);
   // head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)              [batch, heads, len, d_k]
   Var heads = attention_heads(m, split_heads(p[0], m.heads), split_heads(p[1], m.heads),
                               split_heads(p[2], m.heads), mask, options_for(ctx, weights));
   // Concat(head_1, ..., head_h) W^O                            [batch, len, d_model]
-  return forward(m.out, merge_heads(heads));
+  return forward_output(m.out, merge_heads(heads), ctx);
 }
 
 Var cross_attention(const MultiHeadAttention& m, const Var& x, const Var& memory,
@@ -128,12 +128,12 @@ Var cross_attention(const MultiHeadAttention& m, const Var& x, const Var& memory
   Var kv = linear(memory, slice(m.W_in, 0, d, 3 * d), slice(m.b_in, 0, d, 3 * d));
   if (m.score.kind == ScoreKind::scaled_dot) {
     Var heads = packed_attention({q, 0, d}, {kv, 0, d}, {kv, d, d}, m.heads, mask, options_for(ctx, weights));
-    return forward(m.out, heads);
+    return forward_output(m.out, heads, ctx);
   }
   std::vector<Var> p = split(kv, {d, d}, 2);
   Var heads = attention_heads(m, split_heads(q, m.heads), split_heads(p[0], m.heads),
                               split_heads(p[1], m.heads), mask, options_for(ctx, weights));
-  return forward(m.out, merge_heads(heads));
+  return forward_output(m.out, merge_heads(heads), ctx);
 }
 
 void project_memory(const MultiHeadAttention& m, const Tensor& memory, Tensor* k, Tensor* v) {

@@ -8,6 +8,7 @@
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/precision.h"
+#include "affine.h"
 #include "grad_target.h"
 
 namespace attn {
@@ -55,13 +56,6 @@ void product(const uint16_t* A, const uint16_t* B, float* C, int64_t batch, int6
   for (int64_t i = 0; i < batch; ++i)
     gemm_bf16(GemmBf16Args{ta, tb, m, n, k, 1.0f, beta, A + i * stride_a, ta ? m : k,
                            B + i * stride_b, tb ? k : n, C + i * m * n, n});
-}
-
-// A dense f32 tensor rounded to bf16 (the reduced-precision copy of an operand).
-Tensor to_bf16(const Tensor& t) {
-  Tensor out = Tensor::empty(t.shape(), DType::bf16);
-  round_to_bf16(t.data<float>(), out.data<uint16_t>(), t.numel());
-  return out;
 }
 
 // dA and dB of C = op(A) op(B) from G = dC; T is float, or uint16_t for bf16 operands.
@@ -118,13 +112,13 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   // bf16: both operands rounded once, the copies kept for the backward. int8 applies to the
   // weights of linear layers only: products of activations stay f32 (as in CTranslate2).
   if (current_precision() == Precision::bf16) {
-    Tensor a16 = to_bf16(av), b16 = to_bf16(bv);
+    Tensor a16 = detail::to_bf16(av), b16 = detail::to_bf16(bv);
     matmul_forward(a16.data<uint16_t>(), b16.data<uint16_t>(), out.data<float>(), d, trans_a, trans_b);
     Var y = make_output(out, grad);
     if (!grad) return y;
     record_backward([a, b, a16, b16, y, d, trans_a, trans_b]() mutable {
       if (!y.grad().defined()) return;
-      Tensor g16 = to_bf16(y.grad().contiguous());
+      Tensor g16 = detail::to_bf16(y.grad().contiguous());
       matmul_backward(a, b, a16.data<uint16_t>(), b16.data<uint16_t>(), g16.data<uint16_t>(), d,
                       trans_a, trans_b);
     });
@@ -141,138 +135,23 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   return y;
 }
 
-namespace {
-
-// x W^T + b for x [..., in], W [out, in]: the value and what the backward needs.
-struct Affine {
-  Tensor xv, wv, out;
-  Tensor x16, w16;  // bf16 copies of xv and wv when the product ran in bf16 (else undefined)
-  int64_t rows = 0, in = 0, out_features = 0;
-};
-
-// y (+)= x W^T in the current precision (y holds the bias when beta == 1). `grad`: a backward
-// will follow (bf16 keeps its rounded operands for it; int8 refuses).
-void affine_product(Affine& a, const Tensor& W, float beta, bool grad) {
-  const Precision p = current_precision();
-  if (p == Precision::fp32) {
-    gemm({false, true, a.rows, a.out_features, a.in, 1.0f, beta, a.xv.data<float>(), a.in,
-          a.wv.data<float>(), a.in, a.out.data<float>(), a.out_features});
-    return;
-  }
-  if (!(p != Precision::int8 || !grad))
-    fail("linear: int8 is for inference only; weight ", shape_str(a.wv.shape()), " needs a gradient");
-  if (!grad && (p == Precision::int8 || current_packed_weights())) {
-    // Inference: the weight converted once (cached) or, with no cache, for this call.
-    PackedWeights* cache = current_packed_weights();
-    std::shared_ptr<const PackedWeight> w =
-        cache ? cache->get(W, p) : pack_weight(p, a.wv.data<float>(), a.out_features, a.in, a.in);
-    gemm_packed({a.rows, a.xv.data<float>(), a.in, beta, a.out.data<float>(), a.out_features}, *w);
-    return;
-  }
-  a.x16 = to_bf16(a.xv);
-  a.w16 = to_bf16(a.wv);
-  gemm_bf16(GemmBf16Args{false, true, a.rows, a.out_features, a.in, 1.0f, beta, a.x16.data<uint16_t>(),
-                         a.in, a.w16.data<uint16_t>(), a.in, a.out.data<float>(), a.out_features});
-}
-
-Affine affine_forward(const Var& x, const Var& W, const Var& b, bool grad) {
-  Affine a;
-  a.xv = x.value().contiguous();
-  a.wv = W.value().contiguous();
-  a.in = a.wv.size(1);
-  a.out_features = a.wv.size(0);
-  if (!(a.xv.size(-1) == a.in))
-    fail("linear: input ", shape_str(a.xv.shape()), " does not match weight ", shape_str(a.wv.shape()));
-  a.rows = a.xv.numel() / a.in;
-  Shape out_shape = a.xv.shape();
-  out_shape.back() = a.out_features;
-  a.out = Tensor::empty(out_shape);
-  float beta = 0.0f;
-  if (b.defined()) {
-    if (!(b.value().numel() == a.out_features))
-      fail("linear: bias ", shape_str(b.shape()), " does not match weight ", shape_str(a.wv.shape()));
-    Tensor bv = b.value().contiguous();
-    const float* pb = bv.data<float>();
-    float* po = a.out.data<float>();
-    int64_t n = a.out_features;
-    parallel_for(a.rows, std::max<int64_t>(1, 16384 / n), [pb, po, n](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) std::copy(pb, pb + n, po + r * n);
-    });
-    beta = 1.0f;
-  }
-  // y = x W^T (+ b, already in y)
-  affine_product(a, W.value(), beta, grad);
-  return a;
-}
-
-// dx = dy W;  dW = dy^T x  in bf16: dy rounded once, x and W as the forward rounded them.
-void affine_backward_bf16(const Var& x, const Var& W, const Affine& a, const float* G) {
-  Tensor g16 = Tensor::empty({a.rows, a.out_features}, DType::bf16);
-  round_to_bf16(G, g16.data<uint16_t>(), a.rows * a.out_features);
-  const uint16_t* G16 = g16.data<uint16_t>();
-  float beta = 0.0f;
-  if (x.requires_grad()) {
-    float* gx = detail::grad_target(x, &beta);
-    gemm_bf16(GemmBf16Args{false, false, a.rows, a.in, a.out_features, 1.0f, beta, G16, a.out_features,
-                           a.w16.data<uint16_t>(), a.in, gx, a.in});
-  }
-  if (W.requires_grad()) {
-    float* gW = detail::grad_target(W, &beta);
-    gemm_bf16(GemmBf16Args{true, false, a.out_features, a.in, a.rows, 1.0f, beta, G16, a.out_features,
-                           a.x16.data<uint16_t>(), a.in, gW, a.in});
-  }
-}
-
-// dx = dy W;  dW = dy^T x;  db = sum over rows of dy  (G: dy as [rows, out], dense)
-void affine_backward(const Var& x, const Var& W, const Var& b, const Affine& a, const float* G) {
-  float beta = 0.0f;
-  if (a.w16.defined()) {
-    affine_backward_bf16(x, W, a, G);
-  } else {
-    if (x.requires_grad()) {
-      float* gx = detail::grad_target(x, &beta);
-      gemm({false, false, a.rows, a.in, a.out_features, 1.0f, beta, G, a.out_features, a.wv.data<float>(),
-            a.in, gx, a.in});
-    }
-    if (W.requires_grad()) {
-      float* gW = detail::grad_target(W, &beta);
-      gemm({true, false, a.out_features, a.in, a.rows, 1.0f, beta, G, a.out_features, a.xv.data<float>(),
-            a.in, gW, a.in});
-    }
-  }
-  if (b.defined() && b.requires_grad()) {
-    float* gb = b.grad_buffer().data<float>();
-    int64_t rows = a.rows, n = a.out_features;
-    // Values, not references, and restrict: the loop over j vectorises (same order of sums per j).
-    parallel_for(n, 256, [gb, G, rows, n](int64_t j0, int64_t j1) {
-      float* __restrict out = gb;
-      for (int64_t r = 0; r < rows; ++r) {
-        const float* __restrict g = G + r * n;
-        for (int64_t j = j0; j < j1; ++j) out[j] += g[j];
-      }
-    });
-  }
-}
-
-}  // namespace
-
 Var linear(const Var& x, const Var& W, const Var& b) {
   bool grad = needs_grad({&x, &W, &b});
-  Affine a = affine_forward(x, W, b, grad);
+  detail::Affine a = detail::affine_forward(x, W, b, grad);
   Var y = make_output(a.out, grad);
   if (!grad) return y;
   a.out = Tensor();  // the backward does not need the output
   record_backward([x, W, b, a, y]() mutable {
     if (!y.grad().defined()) return;
     Tensor gy = y.grad().contiguous();
-    affine_backward(x, W, b, a, gy.data<float>());
+    detail::affine_backward(x, W, b, a, gy.data<float>());
   });
   return y;
 }
 
 Var linear_relu(const Var& x, const Var& W, const Var& b) {
   bool grad = needs_grad({&x, &W, &b});
-  Affine a = affine_forward(x, W, b, grad);
+  detail::Affine a = detail::affine_forward(x, W, b, grad);
   // h = max(0, x W^T + b), in place
   float* h = a.out.data<float>();
   parallel_for(a.out.numel(), 1 << 14, [h](int64_t i0, int64_t i1) {
@@ -295,7 +174,7 @@ Var linear_relu(const Var& x, const Var& W, const Var& b) {
       float* __restrict dd = pd;
       for (int64_t i = i0; i < i1; ++i) dd[i] = hh[i] > 0.0f ? gg[i] : 0.0f;
     });
-    affine_backward(x, W, b, a, pd);
+    detail::affine_backward(x, W, b, a, pd);
   });
   return y;
 }

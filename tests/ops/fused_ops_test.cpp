@@ -1,7 +1,8 @@
 // The fused ops of the training path against their unfused definitions: add_layer_norm is
 // layer_norm(add(a, b)) and relu_dropout is dropout(relu(x)), values and gradients bit for bit
-// (so PyTorch parity of layer_norm, add, relu and dropout carries over), plus finite-difference
-// gradient checks of each.
+// (so PyTorch parity of layer_norm, add, relu and dropout carries over); linear_dropout is
+// dropout(linear) and relu_dropout(linear) up to the rounding of the bias; dropout's bit mask
+// against the stream's definition; plus finite-difference gradient checks of each.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include "attn/error.h"
 #include "attn/ops.h"
 #include "attn/ops/add_layer_norm.h"
+#include "attn/ops/linear_dropout.h"
 #include "attn/ops/relu_dropout.h"
 #include "gradcheck.h"
 
@@ -132,6 +134,70 @@ TEST(ReluDropout, GradCheck) {
               Rng rng(42);  // the same mask on every call
               return relu_dropout(v[0], 0.3f, rng, true);
             }), 1.0);
+}
+
+TEST(Dropout, MatchesTheStreamDefinition) {
+  // dropout keeps one bit per element; its value and gradient against u_i >= p element by element.
+  // 9000 elements: two full 4096-element rows of the flat split and a short one, an odd tail word.
+  const float p = 0.2f, keep = 1.0f / (1.0f - p);
+  Tensor x = random_tensor({9, 1000}, 21), dout = random_tensor({9, 1000}, 22);
+  Rng rng(31, 7);
+  auto got = run({x}, dout, [&](const In& v) { return dropout(v[0], p, rng, true); });
+  EXPECT_EQ(rng.counter, 7u + 9000u);
+  int64_t wrong = 0, kept = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const bool k = random_uniform(31, 7 + static_cast<uint64_t>(i)) >= p;
+    kept += k;
+    wrong += got[0].data<float>()[i] != (k ? x.data<float>()[i] * keep : 0.0f);
+    wrong += got[1].data<float>()[i] != (k ? dout.data<float>()[i] * keep : 0.0f);
+  }
+  std::printf("[fused] dropout p=0.2: %ld of 9000 kept, %ld wrong values or gradients\n", static_cast<long>(kept),
+              static_cast<long>(wrong));
+  EXPECT_EQ(wrong, 0);
+}
+
+// linear_dropout against the ops it fuses, on [150, 37] outputs (three 64-row blocks of the bias
+// gradient's sums, 37 columns: a word and a 5-bit tail per row).
+void expect_linear_dropout_as_unfused(bool relu) {
+  Tensor x = random_tensor({3, 50, 29}, 41), W = random_tensor({37, 29}, 42), b = random_tensor({37}, 43);
+  Tensor dout = random_tensor({3, 50, 37}, 44);
+  Rng r1(55, 3), r2(55, 3);
+  auto fused = run({x, W, b}, dout, [&](const In& v) { return linear_dropout(v[0], v[1], v[2], relu, 0.3f, r1, true); });
+  auto plain = run({x, W, b}, dout, [&](const In& v) {
+    Var z = linear(v[0], v[1], v[2]);
+    return relu ? relu_dropout(z, 0.3f, r2, true) : dropout(z, 0.3f, r2, true);
+  });
+  EXPECT_EQ(r1.counter, r2.counter);
+  const char* names[] = {"output", "dx", "dW", "db"};
+  for (size_t i = 0; i < fused.size(); ++i) {
+    double d = max_abs_diff(fused[i], plain[i]);
+    std::printf("[fused] linear_dropout%s %-6s max|diff| %.1e (tolerance 1e-5)\n", relu ? "(relu)" : "      ",
+                names[i], d);
+    EXPECT_LT(d, 1e-5) << names[i];
+  }
+}
+
+TEST(LinearDropout, SameAsDropoutOfLinear) { expect_linear_dropout_as_unfused(false); }
+TEST(LinearDropout, SameAsReluDropoutOfLinear) { expect_linear_dropout_as_unfused(true); }
+
+TEST(LinearDropout, EvaluationIsLinear) {
+  Tensor x = random_tensor({4, 6}, 45), W = random_tensor({5, 6}, 46), b = random_tensor({5}, 47);
+  Rng rng(1);
+  EXPECT_EQ(max_abs_diff(linear_dropout(Var(x), Var(W), Var(b), false, 0.3f, rng, false).value(),
+                         linear(Var(x), Var(W), Var(b)).value()), 0.0);
+  EXPECT_EQ(max_abs_diff(linear_dropout(Var(x), Var(W), Var(b), true, 0.3f, rng, false).value(),
+                         linear_relu(Var(x), Var(W), Var(b)).value()), 0.0);
+  EXPECT_EQ(rng.counter, 0u);
+}
+
+TEST(LinearDropout, GradCheck) {
+  Tensor x = random_tensor({3, 4}, 48), W = random_tensor({5, 4}, 49), b = random_tensor({5}, 50);
+  for (bool relu : {false, true}) {
+    EXPECT_LE(grad_check(relu ? "linear_dropout(relu)" : "linear_dropout", {x, W, b}, [relu](const In& v) {
+                Rng rng(42);  // the same mask on every call
+                return linear_dropout(v[0], v[1], v[2], relu, 0.3f, rng, true);
+              }), 1.0);
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "attn/autodiff/var.h"
 #include "attn/ops.h"
+#include "attn/ops/linear_dropout.h"
 #include "attn/tensor/random.h"
 
 namespace attn {
@@ -27,10 +28,20 @@ struct Context {
   bool training = false;
   float dropout = 0.0f;  // P_drop; used only when training
   Rng* rng = nullptr;    // the dropout stream; needed when training with dropout > 0
+  // The sub-layer applies Dropout(P_drop) to its own output (x + Dropout(Sublayer(x)), §5.4),
+  // fused into its last linear layer by forward_output. Set by the models' sub-layer wrappers.
+  bool dropout_output = false;
 };
 inline Var apply_dropout(const Var& x, const Context& ctx) {
   if (!ctx.training || ctx.dropout == 0.0f) return x;
   return dropout(x, ctx.dropout, *ctx.rng, true);
+}
+
+// A sub-layer's last linear layer: x W^T + b, or Dropout(x W^T + b) in one op (linear_dropout)
+// when ctx.dropout_output asks for the sub-layer's output dropout.
+inline Var forward_output(const Linear& l, const Var& x, const Context& ctx) {
+  if (!ctx.dropout_output || !ctx.training || ctx.dropout == 0.0f) return forward(l, x);
+  return linear_dropout(x, l.W, l.b, false, ctx.dropout, *ctx.rng, true);
 }
 
 }  // namespace attn

@@ -1,0 +1,150 @@
+#include "affine.h"
+
+#include <algorithm>
+
+#include "attn/error.h"
+#include "attn/kernels/bf16.h"
+#include "attn/kernels/elementwise.h"
+#include "attn/kernels/gemm.h"
+#include "attn/kernels/gemm_int8.h"
+#include "attn/kernels/precision.h"
+#include "grad_target.h"
+
+namespace attn::detail {
+namespace {
+
+// y (+)= x W^T in the current precision (y holds the bias when beta == 1). `grad`: a backward
+// will follow (bf16 keeps its rounded operands for it; int8 refuses).
+void affine_product(Affine& a, const Tensor& W, float beta, bool grad) {
+  const Precision p = current_precision();
+  if (p == Precision::fp32) {
+    gemm({false, true, a.rows, a.out_features, a.in, 1.0f, beta, a.xv.data<float>(), a.in,
+          a.wv.data<float>(), a.in, a.out.data<float>(), a.out_features});
+    return;
+  }
+  if (!(p != Precision::int8 || !grad))
+    fail("linear: int8 is for inference only; weight ", shape_str(a.wv.shape()), " needs a gradient");
+  if (!grad && (p == Precision::int8 || current_packed_weights())) {
+    // Inference: the weight converted once (cached) or, with no cache, for this call.
+    PackedWeights* cache = current_packed_weights();
+    std::shared_ptr<const PackedWeight> w =
+        cache ? cache->get(W, p) : pack_weight(p, a.wv.data<float>(), a.out_features, a.in, a.in);
+    gemm_packed({a.rows, a.xv.data<float>(), a.in, beta, a.out.data<float>(), a.out_features}, *w);
+    return;
+  }
+  a.x16 = to_bf16(a.xv);
+  a.w16 = to_bf16(a.wv);
+  gemm_bf16(GemmBf16Args{false, true, a.rows, a.out_features, a.in, 1.0f, beta, a.x16.data<uint16_t>(),
+                         a.in, a.w16.data<uint16_t>(), a.in, a.out.data<float>(), a.out_features});
+}
+
+// dx = dy W;  dW = dy^T x  in bf16: dy rounded once, x and W as the forward rounded them.
+void affine_backward_bf16(const Var& x, const Var& W, const Affine& a, const float* G) {
+  Tensor g16 = Tensor::empty({a.rows, a.out_features}, DType::bf16);
+  round_to_bf16(G, g16.data<uint16_t>(), a.rows * a.out_features);
+  const uint16_t* G16 = g16.data<uint16_t>();
+  float beta = 0.0f;
+  if (x.requires_grad()) {
+    float* gx = detail::grad_target(x, &beta);
+    gemm_bf16(GemmBf16Args{false, false, a.rows, a.in, a.out_features, 1.0f, beta, G16, a.out_features,
+                           a.w16.data<uint16_t>(), a.in, gx, a.in});
+  }
+  if (W.requires_grad()) {
+    float* gW = detail::grad_target(W, &beta);
+    gemm_bf16(GemmBf16Args{true, false, a.out_features, a.in, a.rows, 1.0f, beta, G16, a.out_features,
+                           a.x16.data<uint16_t>(), a.in, gW, a.in});
+  }
+}
+
+}  // namespace
+
+Tensor to_bf16(const Tensor& t) {
+  Tensor out = Tensor::empty(t.shape(), DType::bf16);
+  round_to_bf16(t.data<float>(), out.data<uint16_t>(), t.numel());
+  return out;
+}
+
+Affine affine_forward(const Var& x, const Var& W, const Var& b, bool grad) {
+  Affine a;
+  a.xv = x.value().contiguous();
+  a.wv = W.value().contiguous();
+  a.in = a.wv.size(1);
+  a.out_features = a.wv.size(0);
+  if (!(a.xv.size(-1) == a.in))
+    fail("linear: input ", shape_str(a.xv.shape()), " does not match weight ", shape_str(a.wv.shape()));
+  a.rows = a.xv.numel() / a.in;
+  Shape out_shape = a.xv.shape();
+  out_shape.back() = a.out_features;
+  a.out = Tensor::empty(out_shape);
+  float beta = 0.0f;
+  if (b.defined()) {
+    if (!(b.value().numel() == a.out_features))
+      fail("linear: bias ", shape_str(b.shape()), " does not match weight ", shape_str(a.wv.shape()));
+    Tensor bv = b.value().contiguous();
+    const float* pb = bv.data<float>();
+    float* po = a.out.data<float>();
+    int64_t n = a.out_features;
+    parallel_for(a.rows, std::max<int64_t>(1, 16384 / n), [pb, po, n](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) std::copy(pb, pb + n, po + r * n);
+    });
+    beta = 1.0f;
+  }
+  // y = x W^T (+ b, already in y)
+  affine_product(a, W.value(), beta, grad);
+  return a;
+}
+
+// dx = dy W;  dW = dy^T x;  db = sum over rows of dy  (G: dy as [rows, out], dense)
+void affine_backward(const Var& x, const Var& W, const Var& b, const Affine& a, const float* G) {
+  float beta = 0.0f;
+  if (a.w16.defined()) {
+    affine_backward_bf16(x, W, a, G);
+  } else {
+    if (x.requires_grad()) {
+      float* gx = detail::grad_target(x, &beta);
+      gemm({false, false, a.rows, a.in, a.out_features, 1.0f, beta, G, a.out_features, a.wv.data<float>(),
+            a.in, gx, a.in});
+    }
+    if (W.requires_grad()) {
+      float* gW = detail::grad_target(W, &beta);
+      gemm({true, false, a.out_features, a.in, a.rows, 1.0f, beta, G, a.out_features, a.xv.data<float>(),
+            a.in, gW, a.in});
+    }
+  }
+  if (b.defined() && b.requires_grad()) {
+    const int64_t n = a.out_features;
+    add_column_sums(a.rows, n, b.grad_buffer().data<float>(), [G, n](int64_t r0, int64_t r1, float* acc) {
+      float* __restrict s = acc;
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* __restrict g = G + r * n;
+        for (int64_t j = 0; j < n; ++j) s[j] += g[j];
+      }
+    });
+  }
+}
+
+// Blocks of 64 rows: the partial sums take 1/64 of the matrix's memory, and 4096 rows make 64
+// blocks to share between the threads.
+void add_column_sums(int64_t rows, int64_t n, float* db,
+                     const std::function<void(int64_t r0, int64_t r1, float* acc)>& body) {
+  constexpr int64_t kRows = 64;
+  const int64_t blocks = (rows + kRows - 1) / kRows;
+  if (blocks == 0 || n == 0) return;
+  Tensor partial = Tensor::empty({blocks, n});
+  float* acc = partial.data<float>();
+  parallel_for(blocks, 1, [acc, rows, n, &body](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      std::fill(acc + b * n, acc + (b + 1) * n, 0.0f);
+      body(b * kRows, std::min(rows, (b + 1) * kRows), acc + b * n);
+    }
+  });
+  parallel_for(n, 256, [acc, db, blocks, n](int64_t j0, int64_t j1) {
+    float* __restrict out = db;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const float* __restrict s = acc + b * n;
+      for (int64_t j = j0; j < j1; ++j) out[j] += s[j];
+    }
+  });
+}
+
+}  // namespace attn::detail
