@@ -2,7 +2,7 @@
 """attn against PyTorch and CTranslate2 on the same configurations, the same threads, in one run.
 
   /usr/bin/python3 bench/compare.py [--build build] [--threads 2]
-        [--only train,translate,classifier] [--configs small,base] [--repeats 2] [--quick] [--max-len 32]
+        [--only train,translate,classifier,bf16loss] [--configs small,base] [--repeats 2] [--quick] [--max-len 32]
         [--work /tmp/attn-compare] [--ct2-python /work/venv-ct2/bin/python]
         [--policies attn=default,torch=PASSIVE,ct2=default/PASSIVE]
 
@@ -20,6 +20,9 @@ Prints a table of ratios (attn / other; > 1 means attn is faster):
   bf16 / int8 rows: attn's bf16 mixed-precision training (and classifier) against PyTorch's fp32, and
               attn's int8 decoding against CTranslate2's int8 (--no-bf16, --no-int8 to skip them).
               (skipped when either is missing).
+  bf16loss    bf16 mixed precision's accuracy: `attn train`'s default configuration on the shipped
+              corpus, fp32 and bf16 from the same seed for --bf16-steps (300) steps, dev loss of both
+              (bench/bf16_loss.py; skipped with --no-bf16).
 For every run: peak RSS, and model FLOPs/s as a fraction of the fp32 GEMM peak measured in this
 run (bench_train --peak-only; the mean of a measurement before and after). Model FLOPs count the
 matrix products of the model as written (training: 3x the forward; translation: the FLOPs of
@@ -41,6 +44,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+import bf16_loss
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -309,7 +314,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", default=os.path.join(REPO, "build"))
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--only", default="train,translate,classifier")
+    p.add_argument("--only", default="train,translate,classifier,bf16loss")
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--configs", default="small,base", help="training configurations")
     p.add_argument("--quick", action="store_true", help="fewer steps and sentences (2 at batch 1)")
@@ -322,6 +327,7 @@ def main():
     p.add_argument("--policies", default="attn=default,torch=PASSIVE,ct2=default/PASSIVE",
                    help="OMP_WAIT_POLICY of each system, SYSTEM=P[/P...] with P one of default (unset), PASSIVE, "
                         "ACTIVE; a system given several runs under each and is scored by its best")
+    bf16_loss.add_arguments(p)
     a = p.parse_args()
     if a.ct2_python and not os.path.exists(a.ct2_python):
         print("no %s: CTranslate2 skipped" % a.ct2_python, file=sys.stderr)
@@ -349,6 +355,10 @@ def main():
     print_table(table, peak_before, peak_after, a.threads)
     for n in notes:
         print("  " + n)
+    if "bf16loss" in only and a.bf16:  # after the timings: it is not one of them, and it needs no quiet machine
+        r = bf16_loss.compare(a, policy_env(env, a.policies["attn"][0]), os.path.join(os.path.abspath(a.work), "bf16-loss"))
+        print("bf16 dev loss %.4f against fp32 %.4f after %d steps: %+.3f%% (goal: within 1%%)"
+              % (r["bf16_dev_nll"], r["fp32_dev_nll"], r["steps"], 100 * r["rel_diff"]))
 
 
 if __name__ == "__main__":
