@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 
 #include "attn/autodiff/var.h"
 
@@ -23,12 +22,6 @@ Affine affine_forward(const Var& x, const Var& W, const Var& b, bool grad);
 
 // dx = dy W;  dW = dy^T x;  db = sum over rows of dy when b is defined (G: dy as [rows, out], dense)
 void affine_backward(const Var& x, const Var& W, const Var& b, const Affine& a, const float* G);
-
-// db[j] += sum over rows of a [rows, n] matrix, formed in fixed blocks of rows: body(r0, r1, acc)
-// adds rows [r0, r1) into acc (n floats, zero on entry), blocks run in parallel, and their sums
-// are added to db in block order, so the value is the same for any thread count.
-void add_column_sums(int64_t rows, int64_t n, float* db,
-                     const std::function<void(int64_t r0, int64_t r1, float* acc)>& body);
 
 // A dense f32 tensor rounded to bf16 (the reduced-precision copy of an operand).
 Tensor to_bf16(const Tensor& t);

@@ -11,6 +11,7 @@
 #include "attn/kernels/gemm_small.h"
 #include "attn/kernels/vexp.h"
 #include "attn/ops/dropout.h"
+#include "grad_target.h"
 
 // One (batch, head) block at a time, each on one thread: S = Q K^T / sqrt(d_k), masks, softmax,
 // dropout and O = P V stay in the cache, and the heads are read and written in whatever layout
@@ -24,6 +25,7 @@ namespace {
 struct Heads {
   float* data = nullptr;
   int64_t sb = 0, sh = 0, ld = 0;
+  float beta = 1.0f;  // a gradient target: 1 adds to the block, 0 overwrites it
   float* at(int64_t b, int64_t h) const { return data + b * sb + h * sh; }
 };
 
@@ -114,7 +116,7 @@ void backward_blocks(const Dims& d, float scale, const Heads& q, const Heads& k,
       const float* Pb = P + p * block;
       const float* Pdb = Pd + p * block;
       if (dv.data)
-        block_gemm(true, false, d.Tk, d.dv, d.Tq, 1.0f, Pdb, d.Tk, go.at(b, h), go.ld, 1.0f, dv.at(b, h), dv.ld);
+        block_gemm(true, false, d.Tk, d.dv, d.Tq, 1.0f, Pdb, d.Tk, go.at(b, h), go.ld, dv.beta, dv.at(b, h), dv.ld);
       if (!dq.data && !dk.data) continue;
       block_gemm(false, true, d.Tq, d.Tk, d.dv, 1.0f, go.at(b, h), go.ld, v.at(b, h), v.ld, 0.0f, dS.data(), d.Tk);
       for (int64_t i = 0; i < d.Tq; ++i) {
@@ -128,9 +130,9 @@ void backward_blocks(const Dims& d, float scale, const Heads& q, const Heads& k,
         for (int64_t j = 0; j < d.Tk; ++j) row[j] -= pr[j] * dot;
       }
       if (dq.data)
-        block_gemm(false, false, d.Tq, d.dk, d.Tk, scale, dS.data(), d.Tk, k.at(b, h), k.ld, 1.0f, dq.at(b, h), dq.ld);
+        block_gemm(false, false, d.Tq, d.dk, d.Tk, scale, dS.data(), d.Tk, k.at(b, h), k.ld, dq.beta, dq.at(b, h), dq.ld);
       if (dk.data)
-        block_gemm(true, false, d.Tk, d.dk, d.Tq, scale, dS.data(), d.Tk, q.at(b, h), q.ld, 1.0f, dk.at(b, h), dk.ld);
+        block_gemm(true, false, d.Tk, d.dk, d.Tq, scale, dS.data(), d.Tk, q.at(b, h), q.ld, dk.beta, dk.at(b, h), dk.ld);
     }
   });
 }
@@ -170,6 +172,20 @@ Tensor unit_last(const Tensor& t) { return t.strides().back() == 1 ? t : t.conti
 
 float scale_for(const AttentionOptions& o, int64_t dk) {
   return o.scale > 0 ? o.scale : 1.0f / std::sqrt(static_cast<float>(dk));
+}
+
+// Whether the packed heads that read x (among q, k, v) cover each of x's columns exactly once.
+bool covers_once(const PackedHeads* const (&all)[3], const Var& x) {
+  std::vector<std::pair<int64_t, int64_t>> cols;
+  for (const PackedHeads* p : all)
+    if (p->x.node() == x.node()) cols.emplace_back(p->col, p->width);
+  std::sort(cols.begin(), cols.end());
+  int64_t next = 0;
+  for (const auto& [c, w] : cols) {
+    if (c != next) return false;
+    next = c + w;
+  }
+  return next == x.value().size(-1);
 }
 
 }  // namespace
@@ -233,12 +249,32 @@ Var packed_attention(const PackedHeads& q, const PackedHeads& k, const PackedHea
   record_backward([q, k, v, qx, kx, vx, y, w, d, scale]() mutable {
     if (!y.grad().defined()) return;
     Tensor gO = y.grad().contiguous();
-    auto grad_heads = [](const PackedHeads& p, int64_t dh) {
-      return p.x.requires_grad() ? packed_heads(p.x.grad_buffer(), p.col, dh) : Heads{};
+    // A gradient not made yet is left uninitialised and its blocks overwritten (beta 0) when the
+    // heads written into it cover each of its columns once (Q, K and V side by side); else it is
+    // zeroed first (grad_buffer) and the blocks add to it.
+    const PackedHeads* all[3] = {&q, &k, &v};
+    float beta[3];
+    for (int i = 0; i < 3; ++i) {
+      const Var& x = all[i]->x;
+      beta[i] = 1.0f;
+      int same = -1;  // an earlier operand that is the same Var: decided there
+      for (int j = 0; j < i; ++j)
+        if (same < 0 && all[j]->x.node() == x.node()) same = j;
+      if (same >= 0)
+        beta[i] = beta[same];
+      else if (x.requires_grad() && !x.node()->grad.defined() && covers_once(all, x))
+        detail::grad_target(x, &beta[i]);  // a new, uninitialised buffer; beta 0
+    }
+    auto grad_heads = [](const PackedHeads& p, int64_t dh, float b) {
+      if (!p.x.requires_grad()) return Heads{};
+      Heads h = packed_heads(p.x.grad_buffer(), p.col, dh);
+      h.beta = b;
+      return h;
     };
     backward_blocks(d, scale, packed_heads(qx, q.col, d.dk), packed_heads(kx, k.col, d.dk),
                     packed_heads(vx, v.col, d.dv), packed_heads(gO, 0, d.dv), w.P.data<float>(),
-                    w.Pd.data<float>(), grad_heads(q, d.dk), grad_heads(k, d.dk), grad_heads(v, d.dv));
+                    w.Pd.data<float>(), grad_heads(q, d.dk, beta[0]), grad_heads(k, d.dk, beta[1]),
+                    grad_heads(v, d.dv, beta[2]));
   });
   return y;
 }

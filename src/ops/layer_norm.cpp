@@ -8,6 +8,7 @@
 
 #include "attn/error.h"
 #include "attn/kernels/elementwise.h"
+#include "column_sums.h"
 #include "grad_target.h"
 
 namespace attn {
@@ -115,37 +116,6 @@ void backward_rows(const float* gy, const float* xhat, const float* rstd, const 
   }
 }
 
-// dgamma = sum over rows of dy xhat, dbeta = sum of dy: partial sums over 8 fixed blocks of rows
-// (in parallel), then added in order, the same result for any thread count.
-void gamma_beta_backward(const Var& gamma, const Var& beta, const float* pg, const float* ph, int64_t rows,
-                         int64_t d) {
-  if (!gamma.requires_grad() && !beta.requires_grad()) return;
-  constexpr int64_t kBlocks = 8;
-  Tensor part = Tensor::zeros({kBlocks, 2, d});
-  float* pp = part.data<float>();
-  parallel_for(kBlocks, 1, [=](int64_t k0, int64_t k1) {
-    for (int64_t k = k0; k < k1; ++k) {
-      float* sg = pp + k * 2 * d;
-      float* sb = sg + d;
-      for (int64_t r = rows * k / kBlocks; r < rows * (k + 1) / kBlocks; ++r)
-        for (int64_t i = 0; i < d; ++i) {
-          sg[i] += pg[r * d + i] * ph[r * d + i];
-          sb[i] += pg[r * d + i];
-        }
-    }
-  });
-  Tensor gg = Tensor::zeros({d}), gb = Tensor::zeros({d});
-  float* pgg = gg.data<float>();
-  float* pgb = gb.data<float>();
-  for (int64_t k = 0; k < kBlocks; ++k)
-    for (int64_t i = 0; i < d; ++i) {
-      pgg[i] += pp[k * 2 * d + i];
-      pgb[i] += pp[k * 2 * d + d + i];
-    }
-  if (gamma.requires_grad()) gamma.accumulate_grad(gg.reshape(gamma.shape()));
-  if (beta.requires_grad()) beta.accumulate_grad(gb.reshape(beta.shape()));
-}
-
 // The backward of LN(x1 [+ x2]): dx into x1 and x2 (each written straight into its gradient
 // buffer), dgamma and dbeta.
 void record_layer_norm_backward(const Var& x1, const Var* x2, const Var& gamma, const Var& beta,
@@ -171,9 +141,28 @@ void record_layer_norm_backward(const Var& x1, const Var* x2, const Var& gamma, 
         t.beta1 = t.beta2;
       }
     }
-    if (t.dx1)
-      parallel_for(rows, 16, [=](int64_t r0, int64_t r1) { backward_rows(pg, ph, pr, g, d, r0, r1, t); });
-    gamma_beta_backward(gamma, beta, pg, ph, rows, d);
+    if (!gamma.requires_grad() && !beta.requires_grad()) {
+      if (t.dx1)
+        parallel_for(rows, 16, [=](int64_t r0, int64_t r1) { backward_rows(pg, ph, pr, g, d, r0, r1, t); });
+      return;
+    }
+    // dgamma = sum over rows of dy xhat, dbeta = sum of dy: summed in the pass that makes dx
+    Tensor sums = Tensor::zeros({2, d});
+    detail::add_column_sums(rows, 2 * d, sums.data<float>(), [=](int64_t r0, int64_t r1, float* acc) {
+      if (t.dx1) backward_rows(pg, ph, pr, g, d, r0, r1, t);
+      float* __restrict sg = acc;
+      float* __restrict sb = acc + d;
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* __restrict gy_r = pg + r * d;
+        const float* __restrict h = ph + r * d;
+        for (int64_t i = 0; i < d; ++i) {
+          sg[i] += gy_r[i] * h[i];
+          sb[i] += gy_r[i];
+        }
+      }
+    });
+    if (gamma.requires_grad()) gamma.accumulate_grad(sums.slice(0, 0, 1).reshape(gamma.shape()));
+    if (beta.requires_grad()) beta.accumulate_grad(sums.slice(0, 1, 2).reshape(beta.shape()));
   });
 }
 

@@ -6,6 +6,7 @@
 #include "attn/kernels/elementwise.h"
 #include "attn/ops/matmul.h"
 #include "affine.h"
+#include "column_sums.h"
 #include "dropout_bits.h"
 
 namespace attn {

@@ -116,3 +116,41 @@ TEST(PackedAttention, GradCheck) {
               return packed_attention({x[0], 0, 6}, {x[1], 0, 6}, {x[1], 6, 6}, 3, pad);
             }), 1.0);
 }
+
+TEST(PackedAttention, GradientBuffersPartlyCoveredOrExisting) {
+  // A fresh gradient is left uninitialised only when Q, K and V cover each of its columns once.
+  // Heads reading columns [0, 12) of a 16-wide tensor: the last 4 columns' gradient must be 0.
+  // Called twice on the same tensor: the second call adds to the first's gradient.
+  Tensor src = random_tensor({2, 5, 16}, 31), dy = random_tensor({2, 5, 4}, 32);
+  AttentionMask none;
+  auto grads = [&](int calls) {
+    {  // freed blocks of the gradient's size full of NaN, for an uninitialised buffer to reuse
+      std::vector<Tensor> junk;
+      for (int i = 0; i < 8; ++i) junk.push_back(Tensor::full({2, 5, 16}, std::nanf("")));
+    }
+    Var x(src.clone(), true);
+    Tape tape;
+    {
+      TapeScope scope(tape);
+      Var y = packed_attention({x, 0, 4}, {x, 4, 4}, {x, 8, 4}, 2, none);
+      for (int i = 1; i < calls; ++i) y = add(y, packed_attention({x, 0, 4}, {x, 4, 4}, {x, 8, 4}, 2, none));
+      tape.backward(y, dy);
+    }
+    return x.grad().clone();
+  };
+  Tensor once = grads(1), twice = grads(2);
+  int64_t nonzero_tail = 0, nonzero_head = 0;
+  double worst = 0.0;
+  for (int64_t r = 0; r < 10; ++r)
+    for (int64_t c = 0; c < 16; ++c) {
+      float g1 = once.data<float>()[r * 16 + c], g2 = twice.data<float>()[r * 16 + c];
+      if (c >= 12) nonzero_tail += g1 != 0.0f || g2 != 0.0f;
+      else nonzero_head += g1 != 0.0f;
+      worst = std::max(worst, std::fabs(static_cast<double>(g2) - 2.0 * g1));
+    }
+  std::printf("uncovered columns' gradient non-zero: %lld (expected 0); covered non-zero: %lld of 120; "
+              "twice vs 2 x once max |diff| %.1e\n", (long long)nonzero_tail, (long long)nonzero_head, worst);
+  EXPECT_EQ(nonzero_tail, 0);
+  EXPECT_GT(nonzero_head, 100);
+  EXPECT_LE(worst, 1e-6);
+}
