@@ -2,7 +2,7 @@
 """attn against PyTorch and CTranslate2 on the same configurations, the same threads, in one run.
 
   /usr/bin/python3 bench/compare.py [--build build] [--threads 2]
-        [--only train,translate,classifier,bf16loss] [--configs small,base] [--repeats 2] [--quick] [--max-len 32]
+        [--only train,translate,classifier,bf16loss] [--configs small,base] [--repeats 2] [--quick] [--max-len 32] [--translate-repeats 3]
         [--work /tmp/attn-compare] [--ct2-python /work/venv-ct2/bin/python]
         [--policies attn=default,torch=PASSIVE,ct2=default/PASSIVE]
 
@@ -15,7 +15,9 @@ Prints a table of ratios (attn / other; > 1 means attn is faster):
               pre-LN base model made by torch_ref.py (random weights, seed 0, untied output projection so that the output varies) and 32 random
               sources of 8-30 ids: bench_translate (KV cache) vs torch_bench.py translate (no
               cache, the prefix decoded again at every step) vs CTranslate2 (ct2_bench.py, fp32,
-              and int8 for reference), with the outputs compared token by token with attn's.
+              and int8 for reference), with the outputs compared token by token with attn's. attn
+              and CTranslate2 translate the sources --translate-repeats (3) times in each process and
+              report the best time (the same rule for both).
   classifier  samples/s of seed 002's classifier, bench_classifier vs tests/classify/torch_classifier.py --bench
   bf16 / int8 rows: attn's bf16 mixed-precision training (and classifier) against PyTorch's fp32, and
               attn's int8 decoding against CTranslate2's int8 (--no-bf16, --no-int8 to skip them).
@@ -228,17 +230,21 @@ def bench_translate(a, env, table, peak, notes):
                     for k in ("attn", "torch", "ct2", "ct2_int8")}
             common = ["--src", src, "--beam", str(beam), "--batch", str(batch), "--max-len", str(a.max_len), "--threads",
                       str(a.threads)]
-            cmds = {"attn": [os.path.join(a.build, "bench_translate"), "--model", model, "--out", outs["attn"]] + common,
+            # attn and CTranslate2 each translate the sources --translate-repeats times in one process and
+            # report the best (the same rule for both: a few-tenths-of-a-second run is at the mercy of a burst)
+            rep = ["--repeat", str(a.translate_repeats)]
+            cmds = {"attn": [os.path.join(a.build, "bench_translate"), "--model", model, "--out", outs["attn"]] + common
+                    + rep,
                     "torch": [TORCH_PY, os.path.join(HERE, "torch_bench.py"), "translate", "--model", model,
                               "--out", outs["torch"]] + common}
             if a.ct2_python:
                 ct = [a.ct2_python, os.path.join(HERE, "ct2_bench.py"), "translate", "--model", ct2]
-                cmds["ct2"] = ct + ["--out", outs["ct2"]] + common
-                cmds["ct2_int8"] = ct + ["--out", outs["ct2_int8"], "--compute-type", "int8"] + common
+                cmds["ct2"] = ct + ["--out", outs["ct2"]] + common + rep
+                cmds["ct2_int8"] = ct + ["--out", outs["ct2_int8"], "--compute-type", "int8"] + common + rep
             if a.int8:
                 outs["attn_int8"] = os.path.join(a.work, "out_attn_int8_b%d_k%d.ids" % (batch, beam))
                 cmds["attn_int8"] = [os.path.join(a.build, "bench_translate"), "--model", model, "--out",
-                                     outs["attn_int8"], "--precision", "int8"] + common
+                                     outs["attn_int8"], "--precision", "int8"] + common + rep
             name = "translate %s batch %d (tok/s)" % ("greedy" if beam == 1 else "beam %d" % beam, batch)
             runs = best_policy(alternate(cmds, env, a.repeats, a.policies), notes, name)
             ref = read_ids(outs["attn"])
@@ -319,6 +325,8 @@ def main():
     p.add_argument("--configs", default="small,base", help="training configurations")
     p.add_argument("--quick", action="store_true", help="fewer steps and sentences (2 at batch 1)")
     p.add_argument("--max-len", type=int, default=32, help="output tokens per sentence at most")
+    p.add_argument("--translate-repeats", type=int, default=3,
+                   help="translations of the sources in each attn and CTranslate2 process; the best time counts")
     p.add_argument("--work", default="/tmp/attn-compare")
     p.add_argument("--no-bf16", dest="bf16", action="store_false", help="skip attn's bf16 training rows")
     p.add_argument("--no-int8", dest="int8", action="store_false", help="skip attn's int8 translation rows")

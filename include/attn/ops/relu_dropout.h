@@ -8,7 +8,8 @@
 namespace attn {
 
 // dropout(relu(x), p, rng, training) with the same values, mask and stream positions as the two
-// ops in turn, in one pass forward and one backward (one saved tensor: the mask times [x > 0]).
+// ops in turn, in one pass forward and one backward (one saved bit an element: the mask times
+// [x > 0]).
 // relu(x) when not training or p == 0.
 Var relu_dropout(const Var& x, float p, Rng& rng, bool training);
 
