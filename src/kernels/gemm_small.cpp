@@ -8,18 +8,17 @@
 #endif
 
 #include "gemm_backends.h"
+#include "lane_mask.h"
 
 namespace attn {
 namespace {
 
 #if defined(__AVX512F__)
 
+using detail::lane_mask;
+
 constexpr int kMR = 6;   // rows of C a tile keeps in registers
 constexpr int kNR = 32;  // columns: two vectors of 16
-
-__mmask16 lanes(int64_t n) {
-  return n >= 16 ? static_cast<__mmask16>(0xffff) : n <= 0 ? 0 : static_cast<__mmask16>((1u << n) - 1u);
-}
 
 // C[0:MR, 0:NV*16] (lanes masked by m0, m1) = alpha sum_p a(r, p) B[p, :] + beta C. a(r, p) is
 // A[r * ra + p * pa] (a plain or transposed A); B rows are ldb apart, unit stride.
@@ -60,7 +59,7 @@ void tile(const float* A, int64_t ra, int64_t pa, const float* B, int64_t ldb, i
 // One column panel (at most 32 columns) over every row of C, kMR rows at a time.
 template <int NV>
 void panel(const GemmArgs& g, const float* B, int64_t ldb, int64_t cols, int64_t j0) {
-  const __mmask16 m0 = lanes(cols), m1 = lanes(cols - 16);
+  const __mmask16 m0 = lane_mask(cols), m1 = lane_mask(cols - 16);
   const int64_t ra = g.trans_a ? 1 : g.lda, pa = g.trans_a ? g.lda : 1;
   const float* b = B + j0;
   float* c = g.c + j0;
@@ -83,7 +82,7 @@ void panel(const GemmArgs& g, const float* B, int64_t ldb, int64_t cols, int64_t
 // registers (rows interleaved in pairs, then pairs of pairs, then 128-bit lanes twice). The maskz
 // forms with every lane on: GCC 12 warns about the plain forms' undefined pass-through.
 void transpose16(const float* src, int64_t lds, int64_t nr, int64_t nc, float* dst, int64_t ldd) {
-  const __mmask16 cm = lanes(nc), rm = lanes(nr);
+  const __mmask16 cm = lane_mask(nc), rm = lane_mask(nr);
   __m512 r[16], t[16];
 #pragma GCC unroll 16
   for (int i = 0; i < 16; ++i) r[i] = i < nr ? _mm512_maskz_loadu_ps(cm, src + i * lds) : _mm512_setzero_ps();

@@ -1,5 +1,6 @@
-// Private to src/kernels: the AVX-512 mask of the lanes a 16-float chunk covers when `left`
-// floats remain (all 16 when left >= 16), for the masked loads and stores of row tails.
+// Private to src/kernels and src/ops: the AVX-512 mask of the lanes a 16-float chunk covers when
+// `left` floats remain (all 16 when left >= 16, none when left <= 0), for the masked loads and
+// stores of row tails.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 namespace attn::detail {
 
 inline __mmask16 lane_mask(int64_t left) {
+  if (left <= 0) return 0;
   return left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
 }
 

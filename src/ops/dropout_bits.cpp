@@ -8,6 +8,7 @@
 #define ATTN_DROPOUT_AVX512 1
 #endif
 
+#include "../kernels/lane_mask.h"
 #include "attn/tensor/random.h"
 
 namespace attn::detail {
@@ -36,10 +37,6 @@ __mmask8 keep8(uint64_t key, uint64_t k0, uint64_t threshold) {
   z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_maskz_srli_epi64(0xff, z, 27)), c(0x94d049bb133111ebULL));
   z = _mm512_maskz_srli_epi64(0xff, _mm512_xor_si512(z, _mm512_maskz_srli_epi64(0xff, z, 31)), 40);
   return _mm512_cmpge_epu64_mask(z, c(threshold));
-}
-
-__mmask16 first_lanes(int64_t n) {
-  return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1u);
 }
 
 }  // namespace
@@ -71,7 +68,7 @@ void dropout_row(const float* x, const float* bias, float* y, int64_t cols, bool
     uint32_t out = 0;
     for (int h = 0; h < 2 && 16 * h < count; ++h) {
       const int64_t c = j + 16 * h;
-      const __mmask16 lanes = first_lanes(cols - c);
+      const __mmask16 lanes = detail::lane_mask(cols - c);
       __m512 v = _mm512_maskz_loadu_ps(lanes, x + c);
       if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(lanes, bias + c));
       __mmask16 m = static_cast<__mmask16>(word >> (16 * h)) & lanes;
@@ -100,7 +97,7 @@ void dropout_row_backward(const float* dy, const uint32_t* bits, float keep, flo
     const __m512 k = _mm512_set1_ps(keep);
     for (int h = 0; h < 2 && j + 16 * h < cols; ++h) {
       const int64_t c = j + 16 * h;
-      const __mmask16 lanes = first_lanes(cols - c);
+      const __mmask16 lanes = detail::lane_mask(cols - c);
       __m512 g = _mm512_maskz_loadu_ps(lanes, dy + c);
       _mm512_mask_storeu_ps(dx + c, lanes, _mm512_maskz_mul_ps(static_cast<__mmask16>(word >> (16 * h)), g, k));
     }

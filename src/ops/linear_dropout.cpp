@@ -19,6 +19,7 @@ Var linear_dropout(const Var& x, const Var& W, const Var& b, bool relu, float p,
   const bool grad = needs_grad({&x, &W, &b});
   detail::Affine a = detail::affine_forward(x, W, Var(), grad);  // z = x W^T (the bias comes next)
   const int64_t rows = a.rows, n = a.out_features, words = detail::mask_words_per_row(n);
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1));  // rows a chunk
   Tensor bv;
   if (b.defined()) {
     if (!(b.value().numel() == n))
@@ -30,7 +31,7 @@ Var linear_dropout(const Var& x, const Var& W, const Var& b, bool relu, float p,
   Tensor bits = Tensor::empty({rows, words}, DType::i32);  // 32-bit words of mask bits, rows apart
   uint32_t* pm = reinterpret_cast<uint32_t*>(bits.data<int32_t>());
   float* z = a.out.data<float>();  // y overwrites z
-  parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [=](int64_t r0, int64_t r1) {
+  parallel_for(rows, grain, [=](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r)
       detail::dropout_row(z + r * n, pb, z + r * n, n, relu, s, static_cast<uint64_t>(r * n), pm + r * words);
   });
@@ -38,7 +39,7 @@ Var linear_dropout(const Var& x, const Var& W, const Var& b, bool relu, float p,
   if (!grad) return y;
   a.out = Tensor();  // the backward needs the mask, not the output
   const float keep = s.keep;
-  record_backward([x, W, b, a, y, bits, keep, rows, n, words]() mutable {
+  record_backward([x, W, b, a, y, bits, keep, rows, n, words, grain]() mutable {
     if (!y.grad().defined()) return;
     Tensor gy = y.grad().contiguous();
     Tensor gz = Tensor::empty({rows, n});
@@ -57,8 +58,7 @@ Var linear_dropout(const Var& x, const Var& W, const Var& b, bool relu, float p,
     if (b.defined() && b.requires_grad())  // dz and db = sum over rows of dz, in one pass
       detail::add_column_sums(rows, n, b.grad_buffer().data<float>(), rows_of_dz);
     else
-      parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)),
-                   [=](int64_t r0, int64_t r1) { rows_of_dz(r0, r1, nullptr); });
+      parallel_for(rows, grain, [=](int64_t r0, int64_t r1) { rows_of_dz(r0, r1, nullptr); });
     detail::affine_backward(x, W, Var(), a, dz);
   });
   return y;
