@@ -221,10 +221,11 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
     for (int64_t r = 0; r < m; ++r) round_to_bf16(g.x + r * g.ldx, x16 + r * k, k);
     return run(*pp, w, x16, g.y);
   }
-  // int8 through oneDNN: m rounded up to a multiple of kS8RowBucket with zero rows, so that a
-  // decoding batch that shrinks as sentences finish reuses a few primitives instead of creating
-  // one per row count (0.3-1.4 ms each). Integer sums are exact: the real rows are unchanged.
-  const int64_t mp = (m + kS8RowBucket - 1) / kS8RowBucket * kS8RowBucket;
+  // int8 through oneDNN: m rounded up with zero rows (s8_padded_rows), so that a decoding batch
+  // that shrinks as sentences finish reuses a few primitives instead of creating one per row
+  // count (0.3-1.4 ms each), and large products avoid the row counts oneDNN runs slowly. Integer
+  // sums are exact: the real rows are unchanged.
+  const int64_t mp = s8_padded_rows(m);
   auto pq = cached_primitive(w.precision, mp, n, k, g.ldy, g.beta);
   int8_t* xq = reinterpret_cast<int8_t*>(thread_buffer<char>(1, mp * k));
   float* sx = thread_buffer<float>(2, m);

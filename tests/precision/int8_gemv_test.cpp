@@ -142,6 +142,31 @@ TEST(Int8Gemv, SameBitsAsOneDnn) {
   }
 }
 
+TEST(Int8Gemv, PaddedRowCounts) {
+  EXPECT_EQ(s8_padded_rows(1), 16);
+  EXPECT_EQ(s8_padded_rows(16), 16);
+  EXPECT_EQ(s8_padded_rows(17), 32);
+  EXPECT_EQ(s8_padded_rows(256), 256);
+  EXPECT_EQ(s8_padded_rows(257), 320);
+  EXPECT_EQ(s8_padded_rows(928), 960);
+  EXPECT_EQ(s8_padded_rows(960), 960);
+}
+
+// Past kS8NarrowRows the oneDNN product runs on rows padded to a multiple of 64: the real rows
+// match the reference exactly, and nothing past n in a row of y is written.
+TEST(Int8Gemv, OneDnnOnPaddedRowsMatchesReference) {
+  const int64_t n = 70, k = 96, ldy = 75;
+  std::vector<float> w = random_values(n * k, 17, 0.05f);
+  auto packed = pack_weight(Precision::int8, w.data(), n, k, k);
+  for (int64_t m : {257, 300}) {
+    std::vector<float> x = random_values(m * k, 300 + m);
+    std::vector<float> got(m * ldy, -7.0f), want(m * ldy, -7.0f);
+    gemm_packed({m, x.data(), k, 0.0f, got.data(), ldy, Int8Kernel::onednn}, *packed);
+    reference_gemm(m, n, k, x.data(), k, w.data(), 0.0f, want.data(), ldy);
+    for (int64_t i = 0; i < m * ldy; ++i) ASSERT_EQ(got[i], want[i]) << "m=" << m << " at " << i;
+  }
+}
+
 TEST(Int8Gemv, PanelsUnpackToTheWeight) {
   const int64_t n = 37, k = 70;  // a partial group (3 panels) and k not a multiple of 4
   std::vector<int8_t> w(n * k);

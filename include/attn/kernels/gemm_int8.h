@@ -39,8 +39,18 @@ Precision packed_precision(const PackedWeight& w);
 // build has it. Both give the same bits.
 enum class Int8Kernel { automatic, onednn, vnni };
 inline constexpr int64_t kS8GemvMaxRows = 8;  // by bench_gemm_int8: VNNI ahead at m <= 4, even at 8
-// oneDNN's int8 product runs on a row count rounded up to a multiple of this (zero rows added).
+// oneDNN's int8 product runs on a row count rounded up (zero rows added): to a multiple of
+// kS8RowBucket, and past kS8NarrowRows rows to a multiple of kS8WideRowBucket. oneDNN 2.6's AMX
+// int8 matmul (Sapphire Rapids) ran some other row counts 3-7x slower: m = 464, 496, 816, 848
+// and 912-992 in steps of 16, at n = k = 512 (bench_gemm_int8 --threads 2); every multiple of
+// 64 ran at full speed.
 inline constexpr int64_t kS8RowBucket = 16;
+inline constexpr int64_t kS8NarrowRows = 256;
+inline constexpr int64_t kS8WideRowBucket = 64;
+inline int64_t s8_padded_rows(int64_t m) {
+  const int64_t bucket = m <= kS8NarrowRows ? kS8RowBucket : kS8WideRowBucket;
+  return (m + bucket - 1) / bucket * bucket;
+}
 
 struct PackedGemmArgs {
   int64_t m = 0;
