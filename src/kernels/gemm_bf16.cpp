@@ -9,6 +9,7 @@
 #include "attn/error.h"
 #include "attn/kernels/bf16.h"
 #include "attn/kernels/gemm.h"
+#include "attn/kernels/onednn_rows.h"
 #include "gemm_backends.h"
 
 namespace attn {
@@ -41,9 +42,16 @@ void gemm_bf16(const GemmBf16Args& g) {
       }
     return;
   }
-  detail::MatmulCall call{true, g.trans_a, g.trans_b, 1, g.m, g.n, g.k, g.alpha, g.beta,
-                          g.a, g.lda, 0, g.b, g.ldb, 0, g.c, g.ldc, 0};
-  detail::matmul_onednn(call);
+  // The rows in a multiple of 64, then the rest (onednn_rows.h): rows of A start `head` rows
+  // down, or `head` columns along when A is stored transposed.
+  const int64_t head = onednn_head_rows(g.m);
+  detail::matmul_onednn({true, g.trans_a, g.trans_b, 1, head, g.n, g.k, g.alpha, g.beta, g.a, g.lda, 0, g.b,
+                         g.ldb, 0, g.c, g.ldc, 0});
+  if (head < g.m) {
+    const uint16_t* a = g.a + (g.trans_a ? head : head * g.lda);
+    detail::matmul_onednn({true, g.trans_a, g.trans_b, 1, g.m - head, g.n, g.k, g.alpha, g.beta, a, g.lda, 0,
+                           g.b, g.ldb, 0, g.c + head * g.ldc, g.ldc, 0});
+  }
 }
 
 void gemm_bf16(const GemmArgs& g) {

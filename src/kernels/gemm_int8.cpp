@@ -218,9 +218,8 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
   if (w.precision == Precision::bf16) {
     uint16_t* x16 = thread_buffer<uint16_t>(1, m * k);
     for (int64_t r = 0; r < m; ++r) round_to_bf16(g.x + r * g.ldx, x16 + r * k, k);
-    // Past kS8NarrowRows, the rows in a multiple of kS8WideRowBucket and the rest apart: oneDNN
-    // runs the same row counts slowly in bf16 as in int8 (gemm_int8.h).
-    const int64_t head = m > kS8NarrowRows ? m / kS8WideRowBucket * kS8WideRowBucket : m;
+    // the rows in a multiple of 64 and the rest apart (onednn_rows.h)
+    const int64_t head = onednn_head_rows(m);
     run(*cached_primitive(w.precision, head, n, k, g.ldy, g.beta), w, x16, g.y);
     if (head < m)
       run(*cached_primitive(w.precision, m - head, n, k, g.ldy, g.beta), w, x16 + head * k, g.y + head * g.ldy);

@@ -152,7 +152,7 @@ TEST(Int8Gemv, PaddedRowCounts) {
   EXPECT_EQ(s8_padded_rows(960), 960);
 }
 
-// Past kS8NarrowRows the oneDNN product runs on rows padded to a multiple of 64: the real rows
+// Past kOnednnNarrowRows the oneDNN product runs on rows padded to a multiple of 64: the real rows
 // match the reference exactly, and nothing past n in a row of y is written.
 TEST(Int8Gemv, OneDnnOnPaddedRowsMatchesReference) {
   const int64_t n = 70, k = 96, ldy = 75;

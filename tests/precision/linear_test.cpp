@@ -210,7 +210,7 @@ TEST(PrecisionTest, Bf16InferenceCacheMatchesPerCallRounding) {
   const Tensor W = random_tensor({kOut, kIn}, 22, 0.1f), b = random_tensor({kOut}, 23);
   Var vW(W), vb(b);
   PackedWeights cache;
-  // 300 rows: past kS8NarrowRows, the packed product runs 256 rows and then 44 (gemm_int8.cpp)
+  // 300 rows: past kOnednnNarrowRows, the packed product runs 256 rows and then 44 (onednn_rows.h)
   for (int64_t rows : {int64_t{1}, kRows, int64_t{300}}) {
     const Tensor x = random_tensor({rows, kIn}, 21 + rows);
     Tensor per_call, cached;

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <tuple>
 
+#include "attn/kernels/onednn_rows.h"
 #include "attn/kernels/precision.h"
 #include "attn/tensor/tensor.h"
 
@@ -40,15 +41,10 @@ Precision packed_precision(const PackedWeight& w);
 enum class Int8Kernel { automatic, onednn, vnni };
 inline constexpr int64_t kS8GemvMaxRows = 8;  // by bench_gemm_int8: VNNI ahead at m <= 4, even at 8
 // oneDNN's int8 product runs on a row count rounded up (zero rows added): to a multiple of
-// kS8RowBucket, and past kS8NarrowRows rows to a multiple of kS8WideRowBucket. oneDNN 2.6's AMX
-// int8 matmul (Sapphire Rapids) ran some other row counts 3-7x slower: m = 464, 496, 816, 848
-// and 912-992 in steps of 16, at n = k = 512 (bench_gemm_int8 --threads 2); every multiple of
-// 64 ran at full speed.
+// kS8RowBucket, and past kOnednnNarrowRows to a multiple of kOnednnRowBlock (onednn_rows.h).
 inline constexpr int64_t kS8RowBucket = 16;
-inline constexpr int64_t kS8NarrowRows = 256;
-inline constexpr int64_t kS8WideRowBucket = 64;
 inline int64_t s8_padded_rows(int64_t m) {
-  const int64_t bucket = m <= kS8NarrowRows ? kS8RowBucket : kS8WideRowBucket;
+  const int64_t bucket = m <= kOnednnNarrowRows ? kS8RowBucket : kOnednnRowBlock;
   return (m + bucket - 1) / bucket * bucket;
 }
 
