@@ -184,21 +184,25 @@ void gemm_packed_vnni(const PackedGemmArgs& g, const PackedWeight& w) {
   uint8_t* xu = reinterpret_cast<uint8_t*>(thread_buffer<char>(1, g.m * p.k4));
   float* sx = thread_buffer<float>(2, g.m);
   quantize_rows_u8(g.x, g.m, p.k, g.ldx, xu, p.k4, sx);
-  gemm_s8_gemv({g.m, xu, p.k4, sx, w.scales.data(), g.beta, g.y, g.ldy}, p);
+  gemm_s8_gemv({g.m, xu, p.k4, sx, w.scales.data(), g.beta, g.y, g.ldy, g.bias}, p);
 }
 
 // y = s_x s_w acc + beta y, acc s32 [m, n] from oneDNN.
 void dequantize(const PackedGemmArgs& g, const int32_t* acc, const float* sx, const PackedWeight& w) {
   const int64_t m = g.m, n = w.n;
   const float* sw = w.scales.data();
+  const float* bias = g.bias;
   const float beta = g.beta;
 #pragma omp parallel for schedule(static) if (m * n >= (1 << 15))
   for (int64_t r = 0; r < m; ++r) {
     float* yr = g.y + r * g.ldy;
     const int32_t* ar = acc + r * n;
     const float s = sx[r];
-    // y = fma(s_x s_w, acc, beta y): the one rounding order, the VNNI kernel's too
-    if (beta == 0.0f)
+    // y = fma(s_x s_w, acc, beta y), or fma(s_x s_w, acc, bias): the one rounding order, the
+    // VNNI kernel's too
+    if (bias)
+      for (int64_t j = 0; j < n; ++j) yr[j] = std::fma(s * sw[j], static_cast<float>(ar[j]), bias[j]);
+    else if (beta == 0.0f)
       for (int64_t j = 0; j < n; ++j) yr[j] = (s * sw[j]) * static_cast<float>(ar[j]);
     else
       for (int64_t j = 0; j < n; ++j) yr[j] = std::fma(s * sw[j], static_cast<float>(ar[j]), beta * yr[j]);
@@ -213,8 +217,16 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
         " ldy=", g.ldy, " for weight [", n, ", ", k, "]");
   check(g.kernel != Int8Kernel::vnni || (w.precision == Precision::int8 && s8_gemv_available()),
         "gemm_packed: the VNNI kernel needs an int8 weight and a CPU built for AVX512-VNNI");
+  check(g.bias == nullptr || g.beta == 0.0f, "gemm_packed: a bias replaces beta y (beta must be 0, got ", g.beta, ")");
   if (m == 0) return;
   if (uses_s8_gemv(g, w)) return gemm_packed_vnni(g, w);
+  if (w.precision == Precision::bf16 && g.bias != nullptr) {  // y = bias, then y += x W^T
+    for (int64_t r = 0; r < m; ++r) std::copy(g.bias, g.bias + n, g.y + r * g.ldy);
+    PackedGemmArgs h = g;
+    h.bias = nullptr;
+    h.beta = 1.0f;
+    return gemm_packed(h, w);
+  }
   if (w.precision == Precision::bf16) {
     uint16_t* x16 = thread_buffer<uint16_t>(1, m * k);
     for (int64_t r = 0; r < m; ++r) round_to_bf16(g.x + r * g.ldx, x16 + r * k, k);

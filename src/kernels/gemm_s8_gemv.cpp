@@ -68,6 +68,7 @@ struct Tile {
   float beta;
   float* y;  // row 0, the group's first column
   int64_t ldy;
+  const float* bias;  // the group's first column, or null
 };
 
 // sums[i NB + p] lane c = sum_k x[i, k] W[16 p + c, k] for the MB rows and NB panels of a tile.
@@ -120,10 +121,12 @@ void tile_kernel(const Tile& t) {
       const __m512 a = _mm512_cvtepi32_ps(_mm512_sub_epi32(sums[i * NB + p], comp));
       const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(t.sx[i]), sw);
       float* y = t.y + i * t.ldy + p * kPanel;
-      // beta 0: (s_x s_w) acc; else fma(s_x s_w, acc, beta y), as gemm_packed's oneDNN path
-      const __m512 out = t.beta == 0.0f
-                             ? _mm512_mul_ps(scale, a)
-                             : _mm512_fmadd_ps(scale, a, _mm512_mul_ps(beta, _mm512_maskz_loadu_ps(mask, y)));
+      // beta 0: (s_x s_w) acc, or fma(s_x s_w, acc, bias); else fma(s_x s_w, acc, beta y), as
+      // gemm_packed's oneDNN path
+      const __m512 out =
+          t.bias != nullptr ? _mm512_fmadd_ps(scale, a, _mm512_maskz_loadu_ps(mask, t.bias + p * kPanel))
+          : t.beta == 0.0f  ? _mm512_mul_ps(scale, a)
+                            : _mm512_fmadd_ps(scale, a, _mm512_mul_ps(beta, _mm512_maskz_loadu_ps(mask, y)));
       _mm512_mask_storeu_ps(y, mask, out);
     }
   }
@@ -146,7 +149,8 @@ void run_group(const S8GemvArgs& a, const S8Panels& w, int64_t g) {
   for (int64_t tile = 0, i0 = 0; tile < ntiles; ++tile) {
     const int64_t rows = (a.m - i0) / (ntiles - tile);
     const Tile t{w.data.get() + g * kGroup * kPanel * w.k4, w.k4 / 4, a.xu + i0 * a.ldxu, a.ldxu,
-                 a.sx + i0, a.sw + j0, w.comp.data() + j0, w.n - j0, a.beta, a.y + i0 * a.ldy + j0, a.ldy};
+                 a.sx + i0, a.sw + j0, w.comp.data() + j0, w.n - j0, a.beta, a.y + i0 * a.ldy + j0, a.ldy,
+                 a.bias ? a.bias + j0 : nullptr};
     tiles[rows - 1][width - 1](t);
     i0 += rows;
   }

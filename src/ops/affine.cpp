@@ -14,9 +14,10 @@
 namespace attn::detail {
 namespace {
 
-// y (+)= x W^T in the current precision (y holds the bias when beta == 1). `grad`: a backward
-// will follow (bf16 keeps its rounded operands for it; int8 refuses).
-void affine_product(Affine& a, const Tensor& W, float beta, bool grad) {
+// y (+)= x W^T in the current precision (y holds the bias when beta == 1; int8 takes `bias`
+// into its epilogue instead, beta 0). `grad`: a backward will follow (bf16 keeps its rounded
+// operands for it; int8 refuses).
+void affine_product(Affine& a, const Tensor& W, float beta, bool grad, const float* bias) {
   const Precision p = current_precision();
   if (p == Precision::fp32) {
     gemm({false, true, a.rows, a.out_features, a.in, 1.0f, beta, a.xv.data<float>(), a.in,
@@ -30,7 +31,9 @@ void affine_product(Affine& a, const Tensor& W, float beta, bool grad) {
     PackedWeights* cache = current_packed_weights();
     std::shared_ptr<const PackedWeight> w =
         cache ? cache->get(W, p) : pack_weight(p, a.wv.data<float>(), a.out_features, a.in, a.in);
-    gemm_packed({a.rows, a.xv.data<float>(), a.in, beta, a.out.data<float>(), a.out_features}, *w);
+    PackedGemmArgs g{a.rows, a.xv.data<float>(), a.in, beta, a.out.data<float>(), a.out_features};
+    g.bias = bias;
+    gemm_packed(g, *w);
     return;
   }
   a.x16 = to_bf16(a.xv);
@@ -78,10 +81,15 @@ Affine affine_forward(const Var& x, const Var& W, const Var& b, bool grad) {
   out_shape.back() = a.out_features;
   a.out = Tensor::empty(out_shape);
   float beta = 0.0f;
+  Tensor bv;
+  // int8 inference adds the bias in the product's epilogue; otherwise y starts as the bias
+  const bool bias_in_epilogue = b.defined() && !grad && current_precision() == Precision::int8;
   if (b.defined()) {
     if (!(b.value().numel() == a.out_features))
       fail("linear: bias ", shape_str(b.shape()), " does not match weight ", shape_str(a.wv.shape()));
-    Tensor bv = b.value().contiguous();
+    bv = b.value().contiguous();
+  }
+  if (b.defined() && !bias_in_epilogue) {
     const float* pb = bv.data<float>();
     float* po = a.out.data<float>();
     int64_t n = a.out_features;
@@ -90,8 +98,8 @@ Affine affine_forward(const Var& x, const Var& W, const Var& b, bool grad) {
     });
     beta = 1.0f;
   }
-  // y = x W^T (+ b, already in y)
-  affine_product(a, W.value(), beta, grad);
+  // y = x W^T + b
+  affine_product(a, W.value(), beta, grad, bias_in_epilogue ? bv.data<float>() : nullptr);
   return a;
 }
 

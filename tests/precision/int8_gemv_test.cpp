@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "attn/error.h"
 #include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/gemm_s8_gemv.h"
 #include "attn/tensor/random.h"
@@ -164,6 +165,35 @@ TEST(Int8Gemv, OneDnnOnPaddedRowsMatchesReference) {
     gemm_packed({m, x.data(), k, 0.0f, got.data(), ldy, Int8Kernel::onednn}, *packed);
     reference_gemm(m, n, k, x.data(), k, w.data(), 0.0f, want.data(), ldy);
     for (int64_t i = 0; i < m * ldy; ++i) ASSERT_EQ(got[i], want[i]) << "m=" << m << " at " << i;
+  }
+}
+
+// A bias taken into the epilogue gives the bits of a y that holds the bias, with beta 1: both
+// int8 kernels, at decoding and encoding row counts, and bf16 (which copies it into y).
+TEST(Int8Gemv, BiasInTheEpilogueEqualsBiasInY) {
+  const int64_t n = 70, k = 96, ldy = 75;
+  std::vector<float> w = random_values(n * k, 27, 0.05f), bias = random_values(n, 28);
+  for (Precision p : {Precision::int8, Precision::bf16}) {
+    auto packed = pack_weight(p, w.data(), n, k, k);
+    for (Int8Kernel kernel : {Int8Kernel::onednn, Int8Kernel::vnni}) {
+      if (kernel == Int8Kernel::vnni && (p != Precision::int8 || !s8_gemv_available())) continue;
+      for (int64_t m : {1, 5, 20, 300}) {
+        std::vector<float> x = random_values(m * k, 400 + m);
+        std::vector<float> fused(m * ldy, -7.0f), in_y(m * ldy, -7.0f);
+        for (int64_t r = 0; r < m; ++r) std::copy(bias.begin(), bias.end(), in_y.begin() + r * ldy);
+        PackedGemmArgs g{m, x.data(), k, 0.0f, fused.data(), ldy, kernel};
+        g.bias = bias.data();
+        gemm_packed(g, *packed);
+        gemm_packed({m, x.data(), k, 1.0f, in_y.data(), ldy, kernel}, *packed);
+        for (int64_t i = 0; i < m * ldy; ++i)
+          ASSERT_EQ(fused[i], in_y[i]) << precision_name(p) << " m=" << m << " kernel " << static_cast<int>(kernel)
+                                       << " at " << i;
+      }
+    }
+    std::vector<float> y(n);
+    PackedGemmArgs bad{1, w.data(), k, 1.0f, y.data(), n};
+    bad.bias = bias.data();
+    EXPECT_THROW(gemm_packed(bad, *packed), Error);
   }
 }
 

@@ -56,6 +56,10 @@ struct PackedGemmArgs {
   float* y = nullptr;
   int64_t ldy = 0;
   Int8Kernel kernel = Int8Kernel::automatic;  // int8 only
+  // [n] added to every row in place of beta y (beta must be 0): int8 adds it in the product's
+  // epilogue, y = fma(s_x s_w, acc, bias), the bits of a y holding the bias with beta 1; bf16
+  // copies it into y first.
+  const float* bias = nullptr;
 };
 void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w);
 bool uses_s8_gemv(const PackedGemmArgs& g, const PackedWeight& w);  // the VNNI kernel would run

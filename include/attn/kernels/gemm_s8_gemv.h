@@ -52,6 +52,7 @@ struct S8GemvArgs {
   float beta = 0.0f;          // 0: y is not read
   float* y = nullptr;
   int64_t ldy = 0;
+  const float* bias = nullptr;  // [n]: y = fma(s_x s_w, acc, bias) (beta 0)
 };
 // Parallel over groups of 64 columns when the product is large enough (and not already inside
 // a parallel region).
