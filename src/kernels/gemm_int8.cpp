@@ -187,7 +187,7 @@ void gemm_packed_vnni(const PackedGemmArgs& g, const PackedWeight& w) {
   gemm_s8_gemv({g.m, xu, p.k4, sx, w.scales.data(), g.beta, g.y, g.ldy, g.bias}, p);
 }
 
-// y = s_x s_w acc + beta y, acc s32 [m, n] from oneDNN.
+// y = s_x s_w acc + beta y (or + bias), acc s32 [m, n] from oneDNN.
 void dequantize(const PackedGemmArgs& g, const int32_t* acc, const float* sx, const PackedWeight& w) {
   const int64_t m = g.m, n = w.n;
   const float* sw = w.scales.data();
