@@ -26,7 +26,11 @@ Prints a table of ratios (attn / other; > 1 means attn is faster):
               corpus, fp32 and bf16 from the same seed for --bf16-steps (300) steps, dev loss of both
               (bench/bf16_loss.py; skipped with --no-bf16).
 For every run: peak RSS, and model FLOPs/s as a fraction of the fp32 GEMM peak measured in this
-run (bench_train --peak-only; the mean of a measurement before and after). Model FLOPs count the
+run (bench_train --peak-only; the mean of a measurement before and after). Training, where a run
+of attn and PyTorch takes 10-20 minutes and the machine's speed drifts by a quarter in that time,
+measures the peak inside every attn process as well, just before and after its timed steps
+(bench_train --peak): attn's fraction there is the median of its runs' fractions against their own
+peaks, and the notes give the fraction against the run's mean peak beside it. Model FLOPs count the
 matrix products of the model as written (training: 3x the forward; translation: the FLOPs of
 cached decoding, K hypotheses per output token for beam K, plus the encoder), the same count
 for every system. The runs of the systems alternate (A B A B) and the median of --repeats is
@@ -146,10 +150,20 @@ def median_of(runs, key="tokens_per_s"):
 
 
 def row(table, task, a, others, flops, peak):
-    """a: attn's runs; others: {name: runs}. flops: model FLOPs per unit of the rate."""
+    """a: attn's runs; others: {name: runs}. flops: model FLOPs per unit of the rate. peak: the run's
+    GEMM peak (main() rescales it to the mean of the peaks before and after), unless attn's runs
+    measured their own (bench_train --peak, "gemm_peak_gflops" > 0): then attn's fraction is the
+    median of its runs' fractions, each against the peak measured in its own process, and the other
+    systems' fractions are against the median of those peaks."""
     ra = median_of(a)
-    cells = {"task": task, "attn": ra, "attn_rss": max(r["peak_rss_mb"] for r in a),
-             "attn_peak": ra * flops / 1e9 / peak}
+    cells = {"task": task, "attn": ra, "attn_rss": max(r["peak_rss_mb"] for r in a)}
+    if all(r.get("gemm_peak_gflops", 0) > 0 for r in a):
+        cells["in_run_peak"] = statistics.median(r["gemm_peak_gflops"] for r in a)
+        cells["attn_peak"] = statistics.median(r["tokens_per_s"] * flops / 1e9 / r["gemm_peak_gflops"] for r in a)
+        cells["attn_peak_of_run_peak"] = ra * flops / 1e9 / peak  # rescaled by main() like the others
+        peak = cells["in_run_peak"]
+    else:
+        cells["attn_peak"] = ra * flops / 1e9 / peak
     for name, runs in others.items():
         rb = median_of(runs)
         cells[name] = rb
@@ -167,7 +181,7 @@ def bench_train(a, env, table, peak, notes):
     for name in a.configs.split(","):
         steps = {"small": 4, "base": 2}[name] if a.quick else {"small": 8, "base": 3}[name]
         common = ["--config", name, "--threads", str(a.threads), "--steps", str(steps), "--warmup", "1"]
-        cmds = {"attn": [os.path.join(a.build, "bench_train")] + common,
+        cmds = {"attn": [os.path.join(a.build, "bench_train")] + common + ["--peak"],
                 "torch": [TORCH_PY, os.path.join(HERE, "torch_bench.py"), "train"] + common}
         if a.bf16:
             cmds["attn_bf16"] = cmds["attn"] + ["--precision", "bf16"]
@@ -177,8 +191,9 @@ def bench_train(a, env, table, peak, notes):
         if a.bf16:  # bf16 mixed precision against PyTorch's fp32; %peak still against the fp32 peak
             row(table, "train %s bf16 vs torch fp32" % name, runs["attn_bf16"], {"torch": runs["torch"]},
                 flops_per_token, peak)
-        print("  train %s: %s" % (name, {k: [round(r["tokens_per_s"]) for r in v] for k, v in runs.items()}),
-              file=sys.stderr)
+        print("  train %s: %s; attn's in-process peaks %s" % (
+            name, {k: [round(r["tokens_per_s"]) for r in v] for k, v in runs.items()},
+            [(r["gemm_peak_before"], r["gemm_peak_after"]) for r in runs["attn"]]), file=sys.stderr)
 
 
 def prepare_translation(a, env):
@@ -302,7 +317,7 @@ def bench_classifier(a, env, table, peak, notes):
 def print_table(table, peak_before, peak_after, threads):
     print("\nthreads %d; fp32 GEMM peak %.0f GFLOPS before, %.0f after (mean %.0f used)" %
           (threads, peak_before, peak_after, (peak_before + peak_after) / 2))
-    print("ratio = attn / other (> 1: attn faster); %%peak = model FLOPs/s / GEMM peak; RSS in MB\n")
+    print("ratio = attn / other (> 1: attn faster); %pk = model FLOPs/s / GEMM peak; RSS in MB\n")
     hdr = "| %-34s | %9s | %9s | %6s | %9s | %6s | %9s | %6s | %6s | %6s | %6s | %6s | %5s | %5s | %5s |"
     print(hdr % ("task", "attn", "torch", "ratio", "ct2", "ratio", "ct2 int8", "ratio", "RSS a", "RSS t", "RSS c",
                  "RSS c8", "%pk a", "%pk t", "%pk c"))
@@ -357,6 +372,12 @@ def main():
     peak_after = measure_peak(a.build, a.threads, env_peak)
     scale = peak / ((peak_before + peak_after) / 2)
     for r in table:
+        if "in_run_peak" in r:
+            r["attn_peak_of_run_peak"] *= scale
+            notes.append("%s: %%peak against the peak measured in each attn process (median %.0f GFLOPS); "
+                         "against the run's mean peak %.0f: %.3f"
+                         % (r["task"], r["in_run_peak"], (peak_before + peak_after) / 2, r["attn_peak_of_run_peak"]))
+            continue
         for k in list(r):
             if k.endswith("_peak"):
                 r[k] *= scale

@@ -8,11 +8,15 @@
 //
 // base: d_model 512, 6+6 layers, 8 heads, d_ff 2048; small: 256, 3+3, 4 heads, 1024; both
 // vocabulary 8000, dropout 0.1, label smoothing 0.1, batch B sentences of T source and T target
-// tokens (default 128 x 32, no padding). --peak also measures the fp32 GEMM peak (--peak-only: only
-// that). --precision (kernels/precision.h) takes a comma-separated list: the steps then alternate
-// between the precisions on the same model (fp32, bf16, fp32, bf16, ...: interleaved, so that load
-// from other processes hits both alike), each timed on its own. Prints one JSON line per precision:
-// {"precision", "tokens_per_s", "step_s", "cpu_step_s", "steps", "peak_rss_mb", "gemm_peak_gflops"};
+// tokens (default 128 x 32, no padding). --peak also measures the fp32 GEMM peak, just before the
+// timed steps and just after them, and reports their mean (--peak-only: one measurement, nothing
+// else): the machine's speed drifts by a quarter over minutes, so a fraction of the peak wants a
+// peak of the same minutes. --precision (kernels/precision.h) takes a comma-separated list: the
+// steps then alternate between the precisions on the same model (fp32, bf16, fp32, bf16, ...:
+// interleaved, so that load from other processes hits both alike), each timed on its own. Prints
+// one JSON line per precision:
+// {"precision", "tokens_per_s", "step_s", "cpu_step_s", "steps", "peak_rss_mb", "gemm_peak_gflops",
+// "gemm_peak_before", "gemm_peak_after"};
 // cpu_step_s is the process's CPU time per step (all threads), the figure to compare when other
 // jobs share the cores.
 #include <sys/resource.h>
@@ -58,7 +62,7 @@ bool parse(int argc, char** argv, Options& o) {
       .option("steps", "timed steps", std::to_string(o.steps))
       .option("warmup", "untimed steps first", std::to_string(o.warmup))
       .option("precision", "comma-separated list: fp32, bf16 (interleaved steps)", "fp32")
-      .flag("peak", "also measure the fp32 GEMM peak")
+      .flag("peak", "also measure the fp32 GEMM peak (before and after the steps; their mean)")
       .flag("peak-only", "only measure the fp32 GEMM peak");
   if (!a.parse(argc, argv)) return false;
   o.config = a.str("config");
@@ -102,9 +106,9 @@ int main(int argc, char** argv) {
     Options o;
     if (!parse(argc, argv, o)) return 0;
     set_num_threads(o.threads);
-    double peak = o.peak ? measure_gemm_peak_gflops(o.threads) : 0.0;
+    const double peak_before = o.peak ? measure_gemm_peak_gflops(o.threads) : 0.0;
     if (o.peak_only) {
-      std::printf("{\"gemm_peak_gflops\": %.1f, \"threads\": %d}\n", peak, o.threads);
+      std::printf("{\"gemm_peak_gflops\": %.1f, \"threads\": %d}\n", peak_before, o.threads);
       return 0;
     }
     TransformerConfig c = config_named(o.config);
@@ -146,16 +150,19 @@ int main(int argc, char** argv) {
         cpu[j] += process_cpu_seconds() - c0;
         losses[j] = last_loss;
       }
+    const double peak_after = o.peak ? measure_gemm_peak_gflops(o.threads) : 0.0;
+    const double peak = (peak_before + peak_after) / 2;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     for (size_t j = 0; j < np; ++j) {
       double step_s = seconds[j] / o.steps;
       std::printf("{\"system\": \"attn\", \"config\": \"%s\", \"precision\": \"%s\", \"threads\": %d, "
                   "\"tokens_per_s\": %.2f, \"step_s\": %.4f, \"cpu_step_s\": %.4f, \"steps\": %d, \"last_loss\": %.4f, "
-                  "\"peak_rss_mb\": %.1f, \"gemm_peak_gflops\": %.1f}\n",
+                  "\"peak_rss_mb\": %.1f, \"gemm_peak_gflops\": %.1f, \"gemm_peak_before\": %.1f, "
+                  "\"gemm_peak_after\": %.1f}\n",
                   o.config.c_str(), precision_name(o.precisions[j]), o.threads,
                   static_cast<double>(o.batch * o.len) / step_s, step_s, cpu[j] / o.steps, o.steps, losses[j],
-                  ru.ru_maxrss / 1024.0, peak);
+                  ru.ru_maxrss / 1024.0, peak, peak_before, peak_after);
     }
     return 0;
   } catch (const std::exception& e) {
