@@ -242,14 +242,21 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
   // count (0.3-1.4 ms each), and large products avoid the row counts oneDNN runs slowly. Integer
   // sums are exact: the real rows are unchanged.
   const int64_t mp = s8_padded_rows(m);
-  auto pq = cached_primitive(w.precision, mp, n, k, g.ldy, g.beta);
   int8_t* xq = reinterpret_cast<int8_t*>(thread_buffer<char>(1, mp * k));
   float* sx = thread_buffer<float>(2, m);
   quantize_rows_s8(g.x, m, k, g.ldx, xq, sx);
   std::fill(xq + m * k, xq + mp * k, int8_t{0});
-  int32_t* acc = thread_buffer<int32_t>(0, mp * n);
-  run(*pq, w, xq, acc);
-  dequantize(g, acc, sx, w);
+  // a block of rows at a time, so that its s32 sums are still in cache when dequantize reads them
+  const int64_t block = s8_row_block(mp, n);
+  int32_t* acc = thread_buffer<int32_t>(0, std::min(block, mp) * n);
+  for (int64_t r0 = 0; r0 < m; r0 += block) {
+    const int64_t rows = std::min(block, mp - r0);
+    run(*cached_primitive(w.precision, rows, n, k, g.ldy, g.beta), w, xq + r0 * k, acc);
+    PackedGemmArgs part = g;
+    part.m = std::min(rows, m - r0);
+    part.y = g.y + r0 * g.ldy;
+    dequantize(part, acc, sx + r0, w);
+  }
 }
 
 }  // namespace attn

@@ -1,5 +1,7 @@
 #include "attn/tensor/tensor.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -336,43 +338,61 @@ Tensor Tensor::unsqueeze(int64_t d) const {
 }
 
 // Copies between two tensors of one shape with arbitrary strides, element by element, with the
-// innermost dimension as a tight loop.
+// innermost dimension as a tight loop. A copy of 1 MB or more is split by rows between the
+// threads (splitting the heads of a batch's memory keys and values, for one, moves megabytes).
 static void strided_copy(const Tensor& src, Tensor& dst) {
-  size_t es = dtype_size(src.dtype());
+  const size_t es = dtype_size(src.dtype());
   const char* s = static_cast<const char*>(src.raw_data());
   char* d = static_cast<char*>(dst.raw_data());
-  int64_t n = src.dim();
+  const int64_t n = src.dim();
   if (n == 0) {
     std::memcpy(d, s, es);
     return;
   }
-  int64_t total = src.numel();
+  const int64_t total = src.numel();
   if (total == 0) return;
-  int64_t inner = src.shape()[n - 1];
-  int64_t sin = src.strides()[n - 1], din = dst.strides()[n - 1];
-  std::vector<int64_t> idx(n, 0);
-  for (int64_t row = 0; row < total / inner; ++row) {
-    int64_t so = 0, dof = 0;
-    for (int64_t k = 0; k < n - 1; ++k) {
-      so += idx[k] * src.strides()[k];
-      dof += idx[k] * dst.strides()[k];
+  const int64_t inner = src.shape()[n - 1], rows = total / inner;
+  const int64_t sin = src.strides()[n - 1], din = dst.strides()[n - 1];
+  // rows [r0, r1): the index of row r0 over the outer n - 1 dimensions, then row after row
+  auto copy_rows = [&](int64_t r0, int64_t r1) {
+    std::vector<int64_t> idx(n, 0);
+    for (int64_t k = n - 2, r = r0; k >= 0; --k) {
+      idx[k] = r % src.shape()[k];
+      r /= src.shape()[k];
     }
-    if (es == 4) {
-      const uint32_t* sp = reinterpret_cast<const uint32_t*>(s) + so;
-      uint32_t* dp = reinterpret_cast<uint32_t*>(d) + dof;
-      if (sin == 1 && din == 1) {
-        std::memcpy(dp, sp, inner * 4);
-      } else {
-        for (int64_t i = 0; i < inner; ++i) dp[i * din] = sp[i * sin];
+    for (int64_t row = r0; row < r1; ++row) {
+      int64_t so = 0, dof = 0;
+      for (int64_t k = 0; k < n - 1; ++k) {
+        so += idx[k] * src.strides()[k];
+        dof += idx[k] * dst.strides()[k];
       }
-    } else {
-      for (int64_t i = 0; i < inner; ++i)
-        std::memcpy(d + (dof + i * din) * es, s + (so + i * sin) * es, es);
+      if (es == 4) {
+        const uint32_t* sp = reinterpret_cast<const uint32_t*>(s) + so;
+        uint32_t* dp = reinterpret_cast<uint32_t*>(d) + dof;
+        if (sin == 1 && din == 1) {
+          std::memcpy(dp, sp, inner * 4);
+        } else {
+          for (int64_t i = 0; i < inner; ++i) dp[i * din] = sp[i * sin];
+        }
+      } else {
+        for (int64_t i = 0; i < inner; ++i)
+          std::memcpy(d + (dof + i * din) * es, s + (so + i * sin) * es, es);
+      }
+      for (int64_t k = n - 2; k >= 0; --k) {
+        if (++idx[k] < src.shape()[k]) break;
+        idx[k] = 0;
+      }
     }
-    for (int64_t k = n - 2; k >= 0; --k) {
-      if (++idx[k] < src.shape()[k]) break;
-      idx[k] = 0;
-    }
+  };
+  const int threads = omp_get_max_threads();
+  if (threads <= 1 || rows < 2 * threads || static_cast<size_t>(total) * es < (size_t{1} << 20) ||
+      omp_in_parallel())
+    return copy_rows(0, rows);
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int64_t chunk = (rows + nt - 1) / nt, b = std::min(rows, t * chunk), e = std::min(rows, b + chunk);
+    if (b < e) copy_rows(b, e);
   }
 }
 

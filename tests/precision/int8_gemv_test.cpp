@@ -153,18 +153,37 @@ TEST(Int8Gemv, PaddedRowCounts) {
   EXPECT_EQ(s8_padded_rows(960), 960);
 }
 
+// Past kOnednnNarrowRows a product whose s32 sums pass kS8AccBlockBytes runs a block of rows at a
+// time, each a multiple of 64 rows.
+TEST(Int8Gemv, RowBlocks) {
+  EXPECT_EQ(s8_row_block(32, 8000), 32);    // a decoding step: one product
+  EXPECT_EQ(s8_row_block(256, 8000), 256);
+  EXPECT_EQ(s8_row_block(960, 512), 512);   // 512 rows x 512 x 4 bytes = 1 MB
+  EXPECT_EQ(s8_row_block(960, 2048), 128);
+  EXPECT_EQ(s8_row_block(960, 1536), 128);
+  EXPECT_EQ(s8_row_block(320, 8000), 64);   // never below 64
+  EXPECT_EQ(s8_row_block(320, 64), 320);    // never above the rows
+  for (int64_t n : {100, 512, 1000, 1536, 2048, 5000}) EXPECT_EQ(s8_row_block(960, n) % kOnednnRowBlock, 0) << n;
+}
+
 // Past kOnednnNarrowRows the oneDNN product runs on rows padded to a multiple of 64: the real rows
-// match the reference exactly, and nothing past n in a row of y is written.
+// match the reference exactly, and nothing past n in a row of y is written. n = 2100 runs the
+// rows in blocks of 64 (s8_row_block), with beta 0 and 1.
 TEST(Int8Gemv, OneDnnOnPaddedRowsMatchesReference) {
-  const int64_t n = 70, k = 96, ldy = 75;
-  std::vector<float> w = random_values(n * k, 17, 0.05f);
-  auto packed = pack_weight(Precision::int8, w.data(), n, k, k);
-  for (int64_t m : {257, 300}) {
-    std::vector<float> x = random_values(m * k, 300 + m);
-    std::vector<float> got(m * ldy, -7.0f), want(m * ldy, -7.0f);
-    gemm_packed({m, x.data(), k, 0.0f, got.data(), ldy, Int8Kernel::onednn}, *packed);
-    reference_gemm(m, n, k, x.data(), k, w.data(), 0.0f, want.data(), ldy);
-    for (int64_t i = 0; i < m * ldy; ++i) ASSERT_EQ(got[i], want[i]) << "m=" << m << " at " << i;
+  for (int64_t n : {70, 2100}) {
+    const int64_t k = n > 1000 ? 40 : 96, ldy = n + 5;
+    std::vector<float> w = random_values(n * k, 17, 0.05f);
+    auto packed = pack_weight(Precision::int8, w.data(), n, k, k);
+    for (int64_t m : {257, 300})
+      for (float beta : {0.0f, 1.0f}) {
+        if (n == 70 && beta != 0.0f) continue;
+        std::vector<float> x = random_values(m * k, 300 + m);
+        std::vector<float> got = random_values(m * ldy, 7), want = got;
+        gemm_packed({m, x.data(), k, beta, got.data(), ldy, Int8Kernel::onednn}, *packed);
+        reference_gemm(m, n, k, x.data(), k, w.data(), beta, want.data(), ldy);
+        for (int64_t i = 0; i < m * ldy; ++i)
+          ASSERT_EQ(got[i], want[i]) << "n=" << n << " m=" << m << " beta=" << beta << " at " << i;
+      }
   }
 }
 

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -34,6 +35,31 @@ TEST(Tensor, TransposeIsAViewAndContiguousCopies) {
   Tensor c = tt.contiguous();
   EXPECT_NE(c.storage(), t.storage());
   EXPECT_EQ(c.to_vector(), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+}
+
+// A copy of 1 MB or more is split between the threads by rows of the innermost dimension: every
+// element lands where the strides say, for a split of the heads ([B, S, h, d_k] -> [B, h, S, d_k])
+// and for a transposed matrix (inner stride not 1), whatever the thread count.
+TEST(Tensor, LargeContiguousCopiesMatchTheStrides) {
+  const int previous = omp_get_max_threads();
+  for (int threads : {1, 2, 3}) {
+    omp_set_num_threads(threads);
+    Tensor heads = iota({3, 37, 8, 64}).transpose(1, 2).contiguous();  // 2.3 MB
+    ASSERT_EQ(heads.shape(), (Shape{3, 8, 37, 64}));
+    const float* h = heads.data<float>();
+    for (int64_t b = 0; b < 3; ++b)
+      for (int64_t j = 0; j < 8; ++j)
+        for (int64_t s = 0; s < 37; ++s)
+          for (int64_t c = 0; c < 64; ++c)
+            ASSERT_EQ(h[((b * 8 + j) * 37 + s) * 64 + c], static_cast<float>(((b * 37 + s) * 8 + j) * 64 + c))
+                << "threads " << threads;
+    Tensor t = iota({700, 500}).transpose(0, 1).contiguous();  // 1.4 MB
+    const float* tp = t.data<float>();
+    for (int64_t i = 0; i < 500; ++i)
+      for (int64_t j = 0; j < 700; ++j)
+        ASSERT_EQ(tp[i * 700 + j], static_cast<float>(j * 500 + i)) << "threads " << threads;
+  }
+  omp_set_num_threads(previous);
 }
 
 TEST(Tensor, ReshapeOfContiguousSharesStorage) {

@@ -13,6 +13,7 @@
 // cached by shape, as gemm_bf16's are.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -46,6 +47,16 @@ inline constexpr int64_t kS8RowBucket = 16;
 inline int64_t s8_padded_rows(int64_t m) {
   const int64_t bucket = m <= kOnednnNarrowRows ? kS8RowBucket : kOnednnRowBlock;
   return (m + bucket - 1) / bucket * bucket;
+}
+
+// The rows of one oneDNN int8 product when gemm_packed splits mp (= s8_padded_rows(m)) rows of n
+// outputs: past kOnednnNarrowRows, a multiple of kOnednnRowBlock whose s32 sums take at most
+// about kS8AccBlockBytes (so that they are read back from cache, not memory); mp itself below.
+inline constexpr int64_t kS8AccBlockBytes = int64_t{1} << 20;
+inline int64_t s8_row_block(int64_t mp, int64_t n) {
+  if (mp <= kOnednnNarrowRows) return mp;
+  const int64_t rows = kS8AccBlockBytes / (4 * std::max<int64_t>(n, 1)) / kOnednnRowBlock * kOnednnRowBlock;
+  return std::min(mp, std::max(rows, kOnednnRowBlock));
 }
 
 struct PackedGemmArgs {
