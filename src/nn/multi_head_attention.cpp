@@ -72,21 +72,26 @@ Tensor attend_one_query(const HeadsView& q, const HeadsView& k, const HeadsView&
       const float* kb = k.data + r * k.sb + h * k.sh;
       const float* vb = v.data + r * v.sb + h * v.sh;
       const int32_t* padb = pad ? pad + r * Tk : nullptr;
-      // s_j = q . k_j / sqrt(d_k), -inf for padded keys
-      scores_one_query(qb, kb, k.ld, Tk, dk, scale, P.data());
+      // The keys up to the last one not padded: those after it would get p_j = exp(-inf) = 0,
+      // which adds exactly nothing to the softmax's sum or to the output (the same bits).
+      int64_t keys = Tk;
       if (padb)
-        for (int64_t j = 0; j < Tk; ++j)
+        while (keys > 0 && padb[keys - 1]) --keys;
+      // s_j = q . k_j / sqrt(d_k), -inf for padded keys
+      scores_one_query(qb, kb, k.ld, keys, dk, scale, P.data());
+      if (padb)
+        for (int64_t j = 0; j < keys; ++j)
           if (padb[j]) P[j] = -std::numeric_limits<float>::infinity();
-      const float mx = max_of(P.data(), Tk);
+      const float mx = max_of(P.data(), keys);
       float* ob = o + b * H * dk + h * dk;
-      if (mx == -std::numeric_limits<float>::infinity()) {
+      if (keys == 0 || mx == -std::numeric_limits<float>::infinity()) {
         std::fill(ob, ob + dk, 0.0f);
         continue;
       }
       // p = softmax(s); out = sum_j p_j v_j
-      const float inv = 1.0f / exp_shifted(P.data(), P.data(), Tk, mx);
-      for (int64_t j = 0; j < Tk; ++j) P[j] *= inv;
-      weighted_rows(P.data(), vb, v.ld, Tk, dk, ob);
+      const float inv = 1.0f / exp_shifted(P.data(), P.data(), keys, mx);
+      for (int64_t j = 0; j < keys; ++j) P[j] *= inv;
+      weighted_rows(P.data(), vb, v.ld, keys, dk, ob);
     }
   });
   return out;
