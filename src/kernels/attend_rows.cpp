@@ -5,9 +5,21 @@
 #include "lane_mask.h"
 
 namespace attn {
+namespace {
+
+// Row j of the keys or values: `ld` floats apart (one head of a cache), or wherever a pointer
+// says (one head of a beam's history, spread over the cache's slots).
+struct Strided {
+  const float* base;
+  int64_t ld;
+  const float* operator()(int64_t j) const { return base + j * ld; }
+};
+struct Gathered {
+  const float* const* rows;
+  const float* operator()(int64_t j) const { return rows[j]; }
+};
 
 #if defined(__AVX512F__) && defined(__AVX512DQ__)
-namespace {
 
 using detail::lane_mask;
 
@@ -19,36 +31,34 @@ inline float lane_sum(__m512 v) {
   return _mm_cvtss_f32(_mm_add_ss(b, _mm_movehdup_ps(b)));
 }
 
-// s_j = scale (q . k_j) for N keys at once; q (width floats) is in `qv`, 16 a chunk.
-template <int N>
-void scores_block(const __m512* qv, int64_t width, const float* k, int64_t ld, float scale, float* s) {
+// s_j = scale (q . k_j) for N keys at once (key j at row(j0 + j)); q (width floats) is in `qv`, 16 a chunk.
+template <int N, typename Rows>
+void scores_block(const __m512* qv, int64_t width, const Rows& row, int64_t j0, float scale, float* s) {
   __m512 acc[N];
   for (int j = 0; j < N; ++j) acc[j] = _mm512_setzero_ps();
   for (int64_t c = 0; 16 * c < width; ++c) {
     const __mmask16 m = lane_mask(width - 16 * c);
-    for (int j = 0; j < N; ++j) acc[j] = _mm512_fmadd_ps(qv[c], _mm512_maskz_loadu_ps(m, k + j * ld + c * 16), acc[j]);
+    for (int j = 0; j < N; ++j) acc[j] = _mm512_fmadd_ps(qv[c], _mm512_maskz_loadu_ps(m, row(j0 + j) + c * 16), acc[j]);
   }
   for (int j = 0; j < N; ++j) s[j] = scale * lane_sum(acc[j]);
 }
 
-}  // namespace
-
-void scores_one_query(const float* q, const float* k, int64_t ld, int64_t rows, int64_t dk, float scale,
-                      float* s) {
+template <typename Rows>
+void scores(const float* q, const Rows& keys, int64_t rows, int64_t dk, float scale, float* s) {
   for (int64_t c0 = 0; c0 < dk; c0 += 256) {  // q in at most 16 registers at a time
     const int64_t width = std::min<int64_t>(256, dk - c0);
     __m512 qv[16];
     for (int64_t c = 0; 16 * c < width; ++c) qv[c] = _mm512_maskz_loadu_ps(lane_mask(width - 16 * c), q + c0 + c * 16);
+    const auto k = [&](int64_t j) { return keys(j) + c0; };
     float part[4];
     for (int64_t j = 0; j < rows; j += 4) {
       const int64_t n = std::min<int64_t>(4, rows - j);
-      const float* kj = k + j * ld + c0;
       float* out = c0 == 0 ? s + j : part;
       switch (n) {
-        case 4: scores_block<4>(qv, width, kj, ld, scale, out); break;
-        case 3: scores_block<3>(qv, width, kj, ld, scale, out); break;
-        case 2: scores_block<2>(qv, width, kj, ld, scale, out); break;
-        default: scores_block<1>(qv, width, kj, ld, scale, out); break;
+        case 4: scores_block<4>(qv, width, k, j, scale, out); break;
+        case 3: scores_block<3>(qv, width, k, j, scale, out); break;
+        case 2: scores_block<2>(qv, width, k, j, scale, out); break;
+        default: scores_block<1>(qv, width, k, j, scale, out); break;
       }
       if (c0 > 0)
         for (int64_t i = 0; i < n; ++i) s[j + i] += part[i];
@@ -56,14 +66,15 @@ void scores_one_query(const float* q, const float* k, int64_t ld, int64_t rows, 
   }
 }
 
-void weighted_rows(const float* p, const float* v, int64_t ld, int64_t rows, int64_t dk, float* out) {
+template <typename Rows>
+void weighted(const float* p, const Rows& values, int64_t rows, int64_t dk, float* out) {
   for (int64_t c0 = 0; c0 < dk; c0 += 128) {  // up to 8 accumulators
     const int64_t width = std::min<int64_t>(128, dk - c0), chunks = (width + 15) / 16;
     __m512 acc[8];
     for (int64_t c = 0; c < chunks; ++c) acc[c] = _mm512_setzero_ps();
     for (int64_t j = 0; j < rows; ++j) {
       const __m512 pj = _mm512_set1_ps(p[j]);
-      const float* vj = v + j * ld + c0;
+      const float* vj = values(j) + c0;
       for (int64_t c = 0; c < chunks; ++c)
         acc[c] = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(lane_mask(width - 16 * c), vj + c * 16), acc[c]);
     }
@@ -73,21 +84,44 @@ void weighted_rows(const float* p, const float* v, int64_t ld, int64_t rows, int
 
 #else
 
-void scores_one_query(const float* q, const float* k, int64_t ld, int64_t rows, int64_t dk, float scale,
-                      float* s) {
+template <typename Rows>
+void scores(const float* q, const Rows& keys, int64_t rows, int64_t dk, float scale, float* s) {
   for (int64_t j = 0; j < rows; ++j) {
+    const float* k = keys(j);
     float acc = 0.0f;
-    for (int64_t c = 0; c < dk; ++c) acc += q[c] * k[j * ld + c];
+    for (int64_t c = 0; c < dk; ++c) acc += q[c] * k[c];
     s[j] = scale * acc;
   }
 }
 
-void weighted_rows(const float* p, const float* v, int64_t ld, int64_t rows, int64_t dk, float* out) {
+template <typename Rows>
+void weighted(const float* p, const Rows& values, int64_t rows, int64_t dk, float* out) {
   std::fill(out, out + dk, 0.0f);
-  for (int64_t j = 0; j < rows; ++j)
-    for (int64_t c = 0; c < dk; ++c) out[c] += p[j] * v[j * ld + c];
+  for (int64_t j = 0; j < rows; ++j) {
+    const float* v = values(j);
+    for (int64_t c = 0; c < dk; ++c) out[c] += p[j] * v[c];
+  }
 }
 
 #endif
+
+}  // namespace
+
+void scores_one_query(const float* q, const float* k, int64_t ld, int64_t rows, int64_t dk, float scale,
+                      float* s) {
+  scores(q, Strided{k, ld}, rows, dk, scale, s);
+}
+
+void weighted_rows(const float* p, const float* v, int64_t ld, int64_t rows, int64_t dk, float* out) {
+  weighted(p, Strided{v, ld}, rows, dk, out);
+}
+
+void scores_one_query_at(const float* q, const float* const* k, int64_t rows, int64_t dk, float scale, float* s) {
+  scores(q, Gathered{k}, rows, dk, scale, s);
+}
+
+void weighted_rows_at(const float* p, const float* const* v, int64_t rows, int64_t dk, float* out) {
+  weighted(p, Gathered{v}, rows, dk, out);
+}
 
 }  // namespace attn

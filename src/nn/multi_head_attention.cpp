@@ -57,20 +57,31 @@ HeadsView heads_side_by_side(const Tensor& x, int64_t col, int64_t dk) {
 //   out = softmax(q K^T / sqrt(d_k), padded keys masked) V     written to out [B, 1, H d_k]
 // Row kernels (kernels/attend_rows.h): at one query the products are too small for a GEMM call each.
 // A query whose keys are all masked gets zeros, as in ops/attention.h.
-// kv_rows: row b reads keys, values and padding of row kv_rows[b] (nullptr: row b).
+// kv_rows: row b reads keys, values and padding of row kv_rows[b] (nullptr: row b). history (a
+// KV cache's, for self-attention): row b's key and value at position j are in slot
+// history[b][j] of k and v.
 Tensor attend_one_query(const HeadsView& q, const HeadsView& k, const HeadsView& v, int64_t B, int64_t H,
-                        int64_t Tk, int64_t dk, const Tensor& key_padding, const int64_t* kv_rows) {
+                        int64_t Tk, int64_t dk, const Tensor& key_padding, const int64_t* kv_rows,
+                        const std::vector<std::vector<int32_t>>* history = nullptr) {
   Tensor out = Tensor::empty({B, 1, H * dk});
   float* o = out.data<float>();
   const int32_t* pad = key_padding.defined() ? key_padding.data<int32_t>() : nullptr;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
   parallel_for(B * H, 16, [&](int64_t p0, int64_t p1) {
     std::vector<float> P(static_cast<size_t>(Tk));
+    std::vector<const float*> krow(history ? Tk : 0), vrow(history ? Tk : 0);
     for (int64_t p = p0; p < p1; ++p) {
       int64_t b = p / H, h = p % H, r = kv_rows ? kv_rows[b] : b;
       const float* qb = q.data + b * q.sb + h * q.sh;
       const float* kb = k.data + r * k.sb + h * k.sh;
       const float* vb = v.data + r * v.sb + h * v.sh;
+      if (history) {
+        const std::vector<int32_t>& slots = (*history)[static_cast<size_t>(b)];
+        for (int64_t j = 0; j < Tk; ++j) {
+          krow[static_cast<size_t>(j)] = k.data + slots[static_cast<size_t>(j)] * k.sb + h * k.sh + j * k.ld;
+          vrow[static_cast<size_t>(j)] = v.data + slots[static_cast<size_t>(j)] * v.sb + h * v.sh + j * v.ld;
+        }
+      }
       const int32_t* padb = pad ? pad + r * Tk : nullptr;
       // The keys up to the last one not padded: those after it would get p_j = exp(-inf) = 0,
       // which adds exactly nothing to the softmax's sum or to the output (the same bits).
@@ -78,7 +89,10 @@ Tensor attend_one_query(const HeadsView& q, const HeadsView& k, const HeadsView&
       if (padb)
         while (keys > 0 && padb[keys - 1]) --keys;
       // s_j = q . k_j / sqrt(d_k), -inf for padded keys
-      scores_one_query(qb, kb, k.ld, keys, dk, scale, P.data());
+      if (history)
+        scores_one_query_at(qb, krow.data(), keys, dk, scale, P.data());
+      else
+        scores_one_query(qb, kb, k.ld, keys, dk, scale, P.data());
       if (padb)
         for (int64_t j = 0; j < keys; ++j)
           if (padb[j]) P[j] = -std::numeric_limits<float>::infinity();
@@ -91,7 +105,10 @@ Tensor attend_one_query(const HeadsView& q, const HeadsView& k, const HeadsView&
       // p = softmax(s); out = sum_j p_j v_j
       const float inv = 1.0f / exp_shifted(P.data(), P.data(), keys, mx);
       for (int64_t j = 0; j < keys; ++j) P[j] *= inv;
-      weighted_rows(P.data(), vb, v.ld, keys, dk, ob);
+      if (history)
+        weighted_rows_at(P.data(), vrow.data(), keys, dk, ob);
+      else
+        weighted_rows(P.data(), vb, v.ld, keys, dk, ob);
     }
   });
   return out;
@@ -150,37 +167,67 @@ void project_memory(const MultiHeadAttention& m, const Tensor& memory, Tensor* k
   *v = split_heads(p[1], m.heads).value().contiguous();
 }
 
-static void append(Tensor& buffer, int64_t length, const Tensor& step) {
-  // buffer [B, h, capacity, d_k]; step [B, h, 1, d_k] goes to position `length`.
-  int64_t B = step.size(0), h = step.size(1), dk = step.size(3);
-  if (!buffer.defined() || buffer.size(2) <= length) {
-    int64_t capacity = std::max<int64_t>(16, 2 * (buffer.defined() ? buffer.size(2) : 0));
-    Tensor grown = Tensor::empty({B, h, capacity, dk});
-    if (buffer.defined() && length > 0)
-      grown.slice(2, 0, length).copy_from(buffer.slice(2, 0, length));
-    buffer = grown;
-  }
-  buffer.slice(2, length, length + 1).copy_from(step);
+namespace {
+
+// Room in a cache buffer [slots, h, capacity, d_k] for `slots` rows and position `length`: a
+// bigger buffer, when needed, holds what the old one did.
+void make_room(Tensor& buffer, int64_t slots, int64_t h, int64_t dk, int64_t length) {
+  const int64_t old_slots = buffer.defined() ? buffer.size(0) : 0, old_cap = buffer.defined() ? buffer.size(2) : 0;
+  if (old_slots >= slots && old_cap > length) return;
+  const int64_t cap = old_cap > length ? old_cap : std::max<int64_t>(16, 2 * old_cap);
+  Tensor grown = Tensor::empty({std::max(slots, old_slots), h, cap, dk});
+  if (old_slots > 0 && length > 0)
+    grown.slice(0, 0, old_slots).slice(2, 0, length).copy_from(buffer.slice(2, 0, length));
+  buffer = grown;
 }
+
+// Position `length` of row r ([B, h, 1, d_k] step) goes to slot r. A (slot, position) is written
+// once, at the step of that position, so no row's history is ever overwritten; a beam's
+// reordering (select_rows) moves histories, not keys and values.
+void append(KVCache& cache, const Tensor& k, const Tensor& v) {
+  const int64_t B = k.size(0), h = k.size(1), dk = k.size(3), t = cache.length;
+  if (cache.history.empty()) cache.history.resize(static_cast<size_t>(B));
+  check(static_cast<int64_t>(cache.history.size()) == B, "self_attention_step: ", B, " rows for a cache of ",
+        cache.history.size());
+  make_room(cache.k, B, h, dk, t);
+  make_room(cache.v, B, h, dk, t);
+  cache.k.slice(0, 0, B).slice(2, t, t + 1).copy_from(k);
+  cache.v.slice(0, 0, B).slice(2, t, t + 1).copy_from(v);
+  for (int64_t r = 0; r < B; ++r) cache.history[static_cast<size_t>(r)].push_back(static_cast<int32_t>(r));
+  cache.length = t + 1;
+}
+
+// The cache's keys or values as [B, h, length, d_k], each row's history gathered.
+Tensor gathered(const Tensor& buffer, const KVCache& cache) {
+  const int64_t B = static_cast<int64_t>(cache.history.size()), h = buffer.size(1), dk = buffer.size(3);
+  Tensor out = Tensor::empty({B, h, cache.length, dk});
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = 0; j < h; ++j)
+      for (int64_t t = 0; t < cache.length; ++t)
+        std::memcpy(out.data<float>() + ((b * h + j) * cache.length + t) * dk,
+                    buffer.data<float>() + ((cache.history[static_cast<size_t>(b)][static_cast<size_t>(t)] * h + j) *
+                                                buffer.size(2) + t) * dk,
+                    static_cast<size_t>(dk) * sizeof(float));
+  return out;
+}
+
+}  // namespace
 
 Tensor self_attention_step(const MultiHeadAttention& m, const Tensor& x, KVCache& cache, Tensor* weights) {
   NoGrad no_grad;
   int64_t d = x.size(2);
   Var qkv = linear(Var(x), m.W_in, m.b_in);  // [batch, 1, 3 d_model]
   std::vector<Var> p = split(qkv, {d, d, d}, 2);
-  Tensor k = split_heads(p[1], m.heads).value(), v = split_heads(p[2], m.heads).value();
-  append(cache.k, cache.length, k);
-  append(cache.v, cache.length, v);
-  cache.length += 1;
+  append(cache, split_heads(p[1], m.heads).value(), split_heads(p[2], m.heads).value());
   // The new position sees itself and every earlier one: no mask needed.
   if (one_query_path(m, x, weights)) {
     Tensor q = qkv.value().contiguous();
     int64_t dk = d / m.heads;
     Tensor heads = attend_one_query(heads_side_by_side(q, 0, dk), heads_4d(cache.k), heads_4d(cache.v), x.size(0),
-                                    m.heads, cache.length, dk, Tensor(), nullptr);
+                                    m.heads, cache.length, dk, Tensor(), nullptr, &cache.history);
     return forward(m.out, Var(heads)).value();  // Concat(...) W^O
   }
-  Var keys(cache.k.slice(2, 0, cache.length)), values(cache.v.slice(2, 0, cache.length));
+  Var keys(gathered(cache.k, cache)), values(gathered(cache.v, cache));
   AttentionOptions o;
   o.weights = weights;
   Var heads = attention_heads(m, split_heads(p[0], m.heads), keys, values, {}, o);
@@ -236,96 +283,20 @@ Tensor select_rows(const Tensor& t, const std::vector<int64_t>& rows) {
   return out;
 }
 
-namespace {
-
-// The first `length` positions of every head of row `row` of a cache buffer [B, h, capacity, d_k]
-// (the rest is never read before it is written) copied to or from `packed` [h, length, d_k].
-void pack_row(const Tensor& buffer, int64_t row, int64_t length, float* packed) {
-  int64_t h = buffer.size(1), cap = buffer.size(2), dk = buffer.size(3);
-  for (int64_t j = 0; j < h; ++j)
-    std::memcpy(packed + j * length * dk, buffer.data<float>() + (row * h + j) * cap * dk,
-                static_cast<size_t>(length * dk) * sizeof(float));
-}
-void unpack_row(const float* packed, int64_t length, Tensor& buffer, int64_t row) {
-  int64_t h = buffer.size(1), cap = buffer.size(2), dk = buffer.size(3);
-  for (int64_t j = 0; j < h; ++j)
-    std::memcpy(buffer.data<float>() + (row * h + j) * cap * dk, packed + j * length * dk,
-                static_cast<size_t>(length * dk) * sizeof(float));
-}
-void copy_row(const Tensor& from, int64_t from_row, int64_t length, Tensor& to, int64_t to_row) {
-  int64_t h = from.size(1), cap = from.size(2), dk = from.size(3);
-  for (int64_t j = 0; j < h; ++j)
-    std::memcpy(to.data<float>() + (to_row * h + j) * cap * dk, from.data<float>() + (from_row * h + j) * cap * dk,
-                static_cast<size_t>(length * dk) * sizeof(float));
-}
-
-// What select_filled needs of its arguments, checked before it runs (it may run on an OpenMP
-// thread, where an exception cannot be thrown).
-void check_selectable(const Tensor& buffer, const std::vector<int64_t>& rows) {
-  check(buffer.is_contiguous(), "select_rows: cache buffer must be contiguous");
-  for (int64_t r : rows) check(r >= 0 && r < buffer.size(0), "select_rows: row ", r, " of ", buffer.size(0));
-}
-
-// Rows `rows` of a cache buffer, filled part only. When the batch does not grow this happens in
-// place: only the rows whose parent changed are written, their parents saved first where they
-// are overwritten themselves; the buffer becomes a view of its first rows.size() rows.
-void select_filled(Tensor& buffer, int64_t length, const std::vector<int64_t>& rows) {
-  const int64_t B = buffer.size(0), n = static_cast<int64_t>(rows.size());
-  const int64_t row_size = buffer.size(1) * length * buffer.size(3);
-  if (row_size == 0) {
-    buffer = n > B ? Tensor::empty({n, buffer.size(1), buffer.size(2), buffer.size(3)}) : buffer.slice(0, 0, n);
-    return;
-  }
-  if (n > B) {  // the batch grows (beams fanning out): a new buffer
-    Tensor out = Tensor::empty({n, buffer.size(1), buffer.size(2), buffer.size(3)});
-    for (int64_t i = 0; i < n; ++i) copy_row(buffer, rows[static_cast<size_t>(i)], length, out, i);
-    buffer = out;
-    return;
-  }
-  auto changed = [&](int64_t i) { return i < n && rows[static_cast<size_t>(i)] != i; };
-  // Parents that are overwritten before (or while) they are read: saved first.
-  std::vector<int64_t> saved_at(static_cast<size_t>(B), -1);
-  int64_t n_saved = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t r = rows[static_cast<size_t>(i)];
-    if (changed(i) && changed(r) && saved_at[static_cast<size_t>(r)] < 0) saved_at[static_cast<size_t>(r)] = n_saved++;
-  }
-  Tensor saved = Tensor::empty({std::max<int64_t>(1, n_saved * row_size)});  // from the storage cache
-  for (int64_t r = 0; r < B; ++r)
-    if (saved_at[static_cast<size_t>(r)] >= 0)
-      pack_row(buffer, r, length, saved.data<float>() + saved_at[static_cast<size_t>(r)] * row_size);
-  for (int64_t i = 0; i < n; ++i) {
-    if (!changed(i)) continue;
-    int64_t r = rows[static_cast<size_t>(i)], at = saved_at[static_cast<size_t>(r)];
-    if (at >= 0) unpack_row(saved.data<float>() + at * row_size, length, buffer, i);
-    else copy_row(buffer, r, length, buffer, i);  // r keeps its row: not overwritten
-  }
-  if (n < B) buffer = buffer.slice(0, 0, n);
-}
-
-}  // namespace
-
 void select_rows(KVCache& cache, const std::vector<int64_t>& rows) {
-  if (!cache.k.defined()) return;
-  for (Tensor* t : {&cache.k, &cache.v}) {
-    check_selectable(*t, rows);
-    select_filled(*t, cache.length, rows);
+  if (cache.history.empty()) return;
+  std::vector<std::vector<int32_t>> history;
+  history.reserve(rows.size());
+  for (int64_t r : rows) {
+    check(r >= 0 && r < static_cast<int64_t>(cache.history.size()), "select_rows: row ", r, " of ",
+          cache.history.size());
+    history.push_back(cache.history[static_cast<size_t>(r)]);
   }
+  cache.history = std::move(history);
 }
 
 void select_rows(std::vector<KVCache>& caches, const std::vector<int64_t>& rows) {
-  // Every buffer is reordered on its own (one per thread), all checked first.
-  std::vector<std::pair<Tensor*, int64_t>> buffers;
-  for (KVCache& c : caches) {
-    if (!c.k.defined()) continue;
-    for (Tensor* t : {&c.k, &c.v}) {
-      check_selectable(*t, rows);
-      buffers.push_back({t, c.length});
-    }
-  }
-  const int64_t n = static_cast<int64_t>(buffers.size());
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int64_t i = 0; i < n; ++i) select_filled(*buffers[static_cast<size_t>(i)].first, buffers[static_cast<size_t>(i)].second, rows);
+  for (KVCache& c : caches) select_rows(c, rows);
 }
 
 }  // namespace attn

@@ -5,6 +5,8 @@
 // AVX-512 where the build has it: q stays in registers and each key row is read once, four keys
 // at a time; the weighted sum keeps up to 128 output columns in registers and reads each value row
 // once, in order. Plain loops otherwise. Single-threaded: callers split (row, head) pairs.
+// The _at forms take the address of every row instead (k[j], v[j]: a beam's history, whose
+// positions lie in different slots of the cache); same arithmetic, same order, same bits.
 #pragma once
 
 #include <cstdint>
@@ -14,5 +16,7 @@ namespace attn {
 void scores_one_query(const float* q, const float* k, int64_t ld, int64_t rows, int64_t dk, float scale,
                       float* s);
 void weighted_rows(const float* p, const float* v, int64_t ld, int64_t rows, int64_t dk, float* out);
+void scores_one_query_at(const float* q, const float* const* k, int64_t rows, int64_t dk, float scale, float* s);
+void weighted_rows_at(const float* p, const float* const* v, int64_t rows, int64_t dk, float* out);
 
 }  // namespace attn

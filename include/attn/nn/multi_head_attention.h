@@ -5,6 +5,9 @@
 // in one GEMM.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "attn/nn/attention_score.h"
 #include "attn/nn/layers.h"
 #include "attn/ops/attention.h"
@@ -21,9 +24,13 @@ struct MultiHeadAttention {
 
 // Keys and values of the positions seen so far, for incremental decoding: [batch, heads, capacity,
 // d_k], the first `length` positions filled.
+// Keys and values of the positions decoded so far, by slot: k, v [slots, h, capacity, d_k].
+// Position t of row r is written at step t to slot r; history[r][t] is the slot that holds
+// row r's position t. select_rows (a beam's reordering) moves histories, never keys and values.
 struct KVCache {
   Tensor k, v;
   int64_t length = 0;
+  std::vector<std::vector<int32_t>> history;
 };
 
 // MultiHead(x, x, x): x [batch, len, d_model] -> [batch, len, d_model].
