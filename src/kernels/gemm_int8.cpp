@@ -248,7 +248,7 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
   std::fill(xq + m * k, xq + mp * k, int8_t{0});
   // a block of rows at a time, so that its s32 sums are still in cache when dequantize reads them
   const int64_t block = s8_row_block(mp, n);
-  int32_t* acc = thread_buffer<int32_t>(0, std::min(block, mp) * n);
+  int32_t* acc = thread_buffer<int32_t>(0, block * n);  // block <= mp
   for (int64_t r0 = 0; r0 < m; r0 += block) {
     const int64_t rows = std::min(block, mp - r0);
     run(*cached_primitive(w.precision, rows, n, k, g.ldy, g.beta), w, xq + r0 * k, acc);

@@ -123,14 +123,7 @@ Tensor decode_step(const Transformer& m, DecoderState& s, const std::vector<int3
 
 void select_rows(DecoderState& s, const std::vector<int64_t>& rows) {
   select_rows(s.self, rows);
-  std::vector<int64_t> memory_rows;
-  memory_rows.reserve(rows.size());
-  for (int64_t r : rows) {
-    check(r >= 0 && r < static_cast<int64_t>(s.memory_rows.size()), "select_rows: row ", r, " of ",
-          s.memory_rows.size());
-    memory_rows.push_back(s.memory_rows[static_cast<size_t>(r)]);
-  }
-  s.memory_rows = std::move(memory_rows);
+  s.memory_rows = select_entries(s.memory_rows, rows);
 }
 
 }  // namespace attn

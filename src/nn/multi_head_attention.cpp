@@ -284,15 +284,7 @@ Tensor select_rows(const Tensor& t, const std::vector<int64_t>& rows) {
 }
 
 void select_rows(KVCache& cache, const std::vector<int64_t>& rows) {
-  if (cache.history.empty()) return;
-  std::vector<std::vector<int32_t>> history;
-  history.reserve(rows.size());
-  for (int64_t r : rows) {
-    check(r >= 0 && r < static_cast<int64_t>(cache.history.size()), "select_rows: row ", r, " of ",
-          cache.history.size());
-    history.push_back(cache.history[static_cast<size_t>(r)]);
-  }
-  cache.history = std::move(history);
+  if (!cache.history.empty()) cache.history = select_entries(cache.history, rows);
 }
 
 void select_rows(std::vector<KVCache>& caches, const std::vector<int64_t>& rows) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "attn/error.h"
 #include "attn/nn/attention_score.h"
 #include "attn/nn/layers.h"
 #include "attn/ops/attention.h"
@@ -22,9 +23,8 @@ struct MultiHeadAttention {
   AttentionScore score;  // scaled_dot (default): the fused path; others: nn/attention_score.h, per head
 };
 
-// Keys and values of the positions seen so far, for incremental decoding: [batch, heads, capacity,
-// d_k], the first `length` positions filled.
-// Keys and values of the positions decoded so far, by slot: k, v [slots, h, capacity, d_k].
+// Keys and values of the positions decoded so far (incremental decoding), by slot: k, v [slots, h,
+// capacity, d_k], the first `length` positions filled.
 // Position t of row r is written at step t to slot r; history[r][t] is the slot that holds
 // row r's position t. select_rows (a beam's reordering) moves histories, never keys and values.
 struct KVCache {
@@ -63,5 +63,17 @@ void select_rows(KVCache& cache, const std::vector<int64_t>& rows);
 // The same for every cache of a decoder (each buffer on its own thread).
 void select_rows(std::vector<KVCache>& caches, const std::vector<int64_t>& rows);
 Tensor select_rows(const Tensor& t, const std::vector<int64_t>& rows);
+
+// Entries rows[0], rows[1], ... of per-row state (a beam's reordering), each index checked.
+template <typename T>
+std::vector<T> select_entries(const std::vector<T>& entries, const std::vector<int64_t>& rows) {
+  std::vector<T> out;
+  out.reserve(rows.size());
+  for (int64_t r : rows) {
+    check(r >= 0 && r < static_cast<int64_t>(entries.size()), "select_rows: row ", r, " of ", entries.size());
+    out.push_back(entries[static_cast<size_t>(r)]);
+  }
+  return out;
+}
 
 }  // namespace attn
