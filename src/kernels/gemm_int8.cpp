@@ -35,8 +35,11 @@ dnnl::stream& stream() {
   return s;
 }
 
+// bf16 products run on bf16 inputs where oneDNN has a bf16 matmul, elsewhere on the same bf16
+// values widened to f32 (precision.h, onednn_has_bf16_matmul()).
 memory::data_type input_type(Precision p) {
-  return p == Precision::int8 ? memory::data_type::s8 : memory::data_type::bf16;
+  if (p == Precision::int8) return memory::data_type::s8;
+  return onednn_has_bf16_matmul() ? memory::data_type::bf16 : memory::data_type::f32;
 }
 
 }  // namespace
@@ -45,6 +48,7 @@ struct PackedWeight {
   Precision precision = Precision::bf16;
   int64_t n = 0, k = 0;
   std::vector<uint16_t> bf16;  // [n, k], row-major
+  std::vector<float> bf16_f32;  // [n, k], the bf16 values widened (when oneDNN has no bf16 matmul)
   std::vector<int8_t> s8;      // [n, k], row-major (int8 without panels)
   std::vector<float> scales;   // [n] (int8)
   S8Panels panels;             // s8 in VNNI panels for small m (int8, when s8_gemv_available())
@@ -57,7 +61,8 @@ struct PackedWeight {
     // int8 with panels keeps no row-major copy: it is unpacked for the reorder
     const std::vector<int8_t> unpacked =
         precision == Precision::int8 && s8.empty() ? unpack_s8_panels(panels) : std::vector<int8_t>{};
-    const void* plain_data = precision == Precision::bf16 ? static_cast<const void*>(bf16.data())
+    const void* plain_data = precision == Precision::bf16 ? (bf16.empty() ? static_cast<const void*>(bf16_f32.data())
+                                                                          : static_cast<const void*>(bf16.data()))
                              : s8.empty()                 ? static_cast<const void*>(unpacked.data())
                                                           : static_cast<const void*>(s8.data());
     const memory::desc plain_desc({k, n}, input_type(precision), memory::dims{1, k});
@@ -84,21 +89,28 @@ std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int
   if (p == Precision::int8) {
     pw->s8.resize(n * k);
     pw->scales.resize(n);
-    quantize_rows_s8(w, n, k, ldw, pw->s8.data(), pw->scales.data());
+    quantize_rows_s8(w, n, k, ldw, pw->s8.data(), pw->scales.data(), int8_weight_max());
     if (s8_gemv_available()) {  // the panels replace the row-major copy
       pw->panels = pack_s8_panels(pw->s8.data(), n, k);
       pw->s8 = {};
     }
-  } else {
+  } else if (onednn_has_bf16_matmul()) {
     pw->bf16.resize(n * k);
 #pragma omp parallel for schedule(static) if (n * k >= (1 << 16))
     for (int64_t r = 0; r < n; ++r)
       for (int64_t j = 0; j < k; ++j) pw->bf16[r * k + j] = float_to_bf16(w[r * ldw + j]);
+  } else {
+    pw->bf16_f32.resize(n * k);
+#pragma omp parallel for schedule(static) if (n * k >= (1 << 16))
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t j = 0; j < k; ++j) pw->bf16_f32[r * k + j] = bf16_to_float(float_to_bf16(w[r * ldw + j]));
   }
   return pw;
 }
 
 Precision packed_precision(const PackedWeight& w) { return w.precision; }
+
+int int8_weight_max() { return cpu_has_int8_dot() ? 127 : 63; }
 
 namespace {
 
@@ -228,13 +240,26 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
     return gemm_packed(h, w);
   }
   if (w.precision == Precision::bf16) {
-    uint16_t* x16 = thread_buffer<uint16_t>(1, m * k);
-    for (int64_t r = 0; r < m; ++r) round_to_bf16(g.x + r * g.ldx, x16 + r * k, k);
+    // x rounded to bf16 (and widened back to f32 where oneDNN has no bf16 matmul)
+    void* x16 = nullptr;
+    size_t width = 2;
+    if (onednn_has_bf16_matmul()) {
+      uint16_t* x = thread_buffer<uint16_t>(1, m * k);
+      for (int64_t r = 0; r < m; ++r) round_to_bf16(g.x + r * g.ldx, x + r * k, k);
+      x16 = x;
+    } else {
+      float* x = thread_buffer<float>(1, m * k);
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t j = 0; j < k; ++j) x[r * k + j] = bf16_to_float(float_to_bf16(g.x[r * g.ldx + j]));
+      x16 = x;
+      width = 4;
+    }
     // the rows in a multiple of 64 and the rest apart (onednn_rows.h)
     const int64_t head = onednn_head_rows(m);
     run(*cached_primitive(w.precision, head, n, k, g.ldy, g.beta), w, x16, g.y);
     if (head < m)
-      run(*cached_primitive(w.precision, m - head, n, k, g.ldy, g.beta), w, x16 + head * k, g.y + head * g.ldy);
+      run(*cached_primitive(w.precision, m - head, n, k, g.ldy, g.beta), w,
+          static_cast<char*>(x16) + head * k * width, g.y + head * g.ldy);
     return;
   }
   // int8 through oneDNN: m rounded up with zero rows (s8_padded_rows), so that a decoding batch

@@ -12,9 +12,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "attn/error.h"
+#include "attn/kernels/bf16.h"
+#include "attn/kernels/precision.h"
 #include "gemm_backends.h"
 
 namespace attn::detail {
@@ -121,9 +124,34 @@ void* scratchpad(size_t bytes) {
   return buffer.data;
 }
 
+// Elements from the first to the last one of `batch` stored [rows, cols] matrices (transposed:
+// [cols, rows]) with leading dimension ld, batch stride `stride` (0: one matrix for all).
+int64_t span(int64_t batch, int64_t rows, int64_t cols, int64_t ld, int64_t stride, bool transposed) {
+  const int64_t one = transposed ? (cols - 1) * ld + rows : (rows - 1) * ld + cols;
+  return batch > 1 && stride != 0 ? (batch - 1) * stride + one : one;
+}
+
+// `count` bf16 values from src widened to f32 in a per-thread buffer (slot 0: A, 1: B).
+const float* widened(const void* src, int64_t count, int slot) {
+  thread_local std::vector<float> buffers[2];
+  std::vector<float>& b = buffers[slot];
+  if (b.size() < static_cast<size_t>(count)) b.resize(count);
+  bf16_to_f32(static_cast<const uint16_t*>(src), b.data(), count);
+  return b.data();
+}
+
 }  // namespace
 
 void matmul_onednn(const MatmulCall& c) {
+  if (c.bf16 && !onednn_has_bf16_matmul()) {
+    // No bf16 matmul in oneDNN on this CPU: the same bf16 inputs, widened (exactly) to f32,
+    // multiplied and accumulated in f32.
+    MatmulCall f = c;
+    f.bf16 = false;
+    f.a = widened(c.a, span(c.batch, c.m, c.k, c.lda, c.stride_a, c.trans_a), 0);
+    f.b = widened(c.b, span(c.batch, c.k, c.n, c.ldb, c.stride_b, c.trans_b), 1);
+    return matmul_onednn(f);
+  }
   const std::shared_ptr<const MatmulEntry> held = cached_matmul(c);
   const MatmulEntry& entry = *held;
   dnnl::engine& engine = cpu_engine();

@@ -47,6 +47,30 @@ bool cpu_has_native_bf16() {
   return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
 }
 
+bool onednn_has_bf16_matmul() {
+  static const bool available = [] {
+    using dnnl::memory;
+    const memory::desc a({2, 2}, memory::data_type::bf16, memory::format_tag::ab);
+    const memory::desc c({2, 2}, memory::data_type::f32, memory::format_tag::ab);
+    try {
+      dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, a, c), engine);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+}
+
+bool cpu_has_int8_dot() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto avx512_vnni = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_vnni);
+  const auto avx2_vnni = static_cast<unsigned>(dnnl::cpu_isa::avx2_vnni);
+  // the ISA values are masks of features: each includes the bits of the ISAs below it
+  return (isa & avx512_vnni) == avx512_vnni || (isa & avx2_vnni) == avx2_vnni;
+}
+
 Precision parse_training_precision(std::string_view name, std::string_view what) {
   if (name == "auto") return cpu_has_native_bf16() ? Precision::bf16 : Precision::fp32;
   const Precision p = parse_precision(name, what);

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "attn/kernels/gemm_int8.h"
+
 namespace attn {
 namespace {
 
@@ -71,8 +73,10 @@ TEST_F(PrecisionCli, ScoreInBf16AndInt8StaysCloseToTorchF32) {
   want_text << want_file.rdbuf();
   const std::vector<double> want = numbers(want_text.str());
   ASSERT_EQ(want.size(), 24u);
-  // Relative tolerances on the summed log-probabilities (tiny random model, d_model 32).
-  for (auto [precision, tolerance] : {std::pair{"fp32", 1e-5}, {"bf16", 2e-2}, {"int8", 3e-2}}) {
+  // Relative tolerances on the summed log-probabilities (tiny random model, d_model 32). int8's
+  // error grows with the weights' quantization step: twice as wide on CPUs without VNNI (7 bits).
+  const double int8_tolerance = 3e-2 * 127.0 / int8_weight_max();
+  for (auto [precision, tolerance] : {std::pair{"fp32", 1e-5}, {"bf16", 2e-2}, {"int8", int8_tolerance}}) {
     CliRun r = run("score --model " + quote(model()) + " --ids --src " + quote(fixture() + "/src.txt") +
                    " --tgt " + quote(fixture() + "/tgt.txt") + " --threads 1 --precision " + precision);
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -80,7 +84,7 @@ TEST_F(PrecisionCli, ScoreInBf16AndInt8StaysCloseToTorchF32) {
     ASSERT_EQ(got.size(), want.size());
     double worst = 0;
     for (size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]) / std::fabs(want[i]));
-    std::printf("[score %s] max rel diff vs torch f32 %.2e (tolerance %.0e)\n", precision, worst, tolerance);
+    std::printf("[score %s] max rel diff vs torch f32 %.2e (tolerance %.1e)\n", precision, worst, tolerance);
     EXPECT_LT(worst, tolerance) << precision;
   }
 }

@@ -23,11 +23,11 @@ std::vector<float> random_values(int64_t count, uint64_t seed, float scale = 1.0
   return t.to_vector();
 }
 
-// The scalar definition: scale = max|x| / 127 (1 if all zero), q = round_half_even(x / scale).
-float reference_quantize(const float* x, int64_t cols, int8_t* q) {
+// The scalar definition: scale = max|x| / qmax (1 if all zero), q = round_half_even(x / scale).
+float reference_quantize(const float* x, int64_t cols, int8_t* q, int qmax = 127) {
   float amax = 0.0f;
   for (int64_t c = 0; c < cols; ++c) amax = std::max(amax, std::fabs(x[c]));
-  const float scale = amax > 0.0f ? amax / 127.0f : 1.0f;
+  const float scale = amax > 0.0f ? amax / static_cast<float>(qmax) : 1.0f;
   const float inv = 1.0f / scale;
   for (int64_t c = 0; c < cols; ++c) q[c] = static_cast<int8_t>(std::nearbyint(x[c] * inv));
   return scale;
@@ -39,7 +39,7 @@ void reference_gemm(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx
   std::vector<int8_t> qx(m * k), qw(n * k);
   std::vector<float> sx(m), sw(n);
   for (int64_t i = 0; i < m; ++i) sx[i] = reference_quantize(x + i * ldx, k, qx.data() + i * k);
-  for (int64_t j = 0; j < n; ++j) sw[j] = reference_quantize(w + j * k, k, qw.data() + j * k);
+  for (int64_t j = 0; j < n; ++j) sw[j] = reference_quantize(w + j * k, k, qw.data() + j * k, int8_weight_max());
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       int32_t acc = 0;
@@ -74,6 +74,13 @@ TEST(Int8Quantize, RowsMatchTheScalarDefinition) {
   }
   EXPECT_EQ(scales[2], 1.0f);
   EXPECT_EQ(q[1 * cols + 5], 127);
+  // 7-bit weights (CPUs without VNNI): the same definition with 63
+  quantize_rows_s8(x.data(), rows, cols, ld, q.data(), scales.data(), 63);
+  for (int64_t r = 0; r < rows; ++r) {
+    EXPECT_EQ(scales[r], reference_quantize(x.data() + r * ld, cols, want.data() + r * cols, 63));
+    for (int64_t c = 0; c < cols; ++c) EXPECT_EQ(q[r * cols + c], want[r * cols + c]) << r << "," << c;
+  }
+  EXPECT_EQ(q[1 * cols + 5], 63);
 }
 
 struct Shape3 {

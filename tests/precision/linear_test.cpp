@@ -161,7 +161,7 @@ Tensor int8_reference(const Tensor& x, const Tensor& W, const Tensor& b, int64_t
   std::vector<int8_t> qx(m * k), qw(n * k);
   std::vector<float> sx(m), sw(n);
   quantize_rows_s8(x.data<float>(), m, k, k, qx.data(), sx.data());
-  quantize_rows_s8(W.data<float>(), n, k, k, qw.data(), sw.data());
+  quantize_rows_s8(W.data<float>(), n, k, k, qw.data(), sw.data(), int8_weight_max());
   Tensor y = Tensor::empty({m, n});
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {

@@ -3,7 +3,8 @@
 //   y = x W^T + beta y,   x f32 [m, k] (row stride ldx), W [n, k], y f32 [m, n] (row stride ldy)
 // bf16: W rounded to bf16 once, x at each call; f32 accumulation.
 // int8 (CTranslate2's scheme): W quantized once, symmetric per output row,
-//   W_q[j, :] = round(W[j, :] / s_w[j]),  s_w[j] = max|W[j, :]| / 127   (s8)
+//   W_q[j, :] = round(W[j, :] / s_w[j]),  s_w[j] = max|W[j, :]| / 127   (s8; 63 on CPUs
+//   without VNNI, int8_weight_max())
 // x quantized at each call the same way per row (s_x[i], s8), products accumulated in s32 by
 // oneDNN (VNNI / AMX), or for few rows (decoding) by attn's VNNI kernel (gemm_s8_gemv.h), then
 //   y[i, j] = fma(s_x[i] s_w[j], acc[i, j], beta y[i, j])   in f32 (y = (s_x s_w) acc if beta = 0)
@@ -26,9 +27,15 @@
 
 namespace attn {
 
-// q[r, :] = round(x[r, :] / scales[r]), scales[r] = max|x[r, :]| / 127 (1 for an all-zero row);
+// q[r, :] = round(x[r, :] / scales[r]), scales[r] = max|x[r, :]| / qmax (1 for an all-zero row);
 // x has row stride ld, q is dense [rows, cols].
-void quantize_rows_s8(const float* x, int64_t rows, int64_t cols, int64_t ld, int8_t* q, float* scales);
+void quantize_rows_s8(const float* x, int64_t rows, int64_t cols, int64_t ld, int8_t* q, float* scales,
+                      int qmax = 127);
+
+// The largest |W_q| of an int8 weight: 127 where the CPU has VNNI (cpu_has_int8_dot()), 63
+// elsewhere. Without VNNI oneDNN forms u8 x s8 pair sums in s16, with x shifted to u8 (0..255):
+// 2 x 255 x 63 = 32130 fits, 2 x 255 x 127 would saturate. oneDNN's int8 guide gives this advice.
+int int8_weight_max();
 
 struct PackedWeight;  // a weight [n, k] in bf16 or s8 with its scales (src/kernels/gemm_int8.cpp)
 

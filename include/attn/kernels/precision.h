@@ -34,6 +34,14 @@ std::vector<Precision> parse_precision_list(std::string_view list, std::string_v
 
 // True when this CPU multiplies bf16 natively (AVX512-BF16 or AMX), as oneDNN detects it.
 bool cpu_has_native_bf16();
+// True when oneDNN runs matmuls on bf16 inputs here (AVX512-core and newer). Elsewhere (AVX2 CPUs)
+// attn's bf16 products widen their bf16 inputs to f32 and multiply in f32: the same products of
+// the same rounded inputs, accumulated in f32 as before, at f32 speed.
+bool onednn_has_bf16_matmul();
+// True when the CPU sums u8 x s8 products straight into s32 (AVX512-VNNI or AVX-VNNI). Without it
+// oneDNN's int8 products pair them in saturating s16 (vpmaddubsw), so int8 weights are quantized
+// to 7 bits there (int8_weight_max(), include/attn/kernels/gemm_int8.h): no sum can saturate.
+bool cpu_has_int8_dot();
 // A training precision: fp32, bf16, or auto (bf16 where cpu_has_native_bf16(), else fp32).
 Precision parse_training_precision(std::string_view name, std::string_view what = "train.precision");
 
