@@ -292,6 +292,9 @@ int run_train(int argc, char** argv) {
   if (c.str("train.precision") == "auto")
     std::fprintf(stderr, "precision: %s (auto: this CPU %s bf16 natively)\n", precision_name(precision),
                  precision == Precision::bf16 ? "multiplies" : "does not multiply");
+  else if (precision == Precision::bf16 && !onednn_has_bf16_matmul())
+    std::fprintf(stderr, "precision: bf16 on a CPU without bf16 products: the bf16-rounded operands are "
+                         "multiplied in f32 (bf16's numbers, f32's speed)\n");
   PrecisionScope precision_scope(precision);
   if (task == "classification") {
     ClassificationTrainOptions o = classification_options(c);
