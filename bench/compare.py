@@ -345,7 +345,7 @@ def main():
     p.add_argument("--work", default="/tmp/attn-compare")
     p.add_argument("--no-bf16", dest="bf16", action="store_false", help="skip attn's bf16 training rows")
     p.add_argument("--no-int8", dest="int8", action="store_false", help="skip attn's int8 translation rows")
-    p.add_argument("--ct2-python", default="/work/venv-ct2/bin/python",
+    p.add_argument("--ct2-python", default=os.path.join(os.environ.get("ATTN_CT2_VENV", "/work/venv-ct2"), "bin", "python"),
                    help="a python with ctranslate2 installed ('' to skip CTranslate2)")
     p.add_argument("--policies", default="attn=default,torch=PASSIVE,ct2=default/PASSIVE",
                    help="OMP_WAIT_POLICY of each system, SYSTEM=P[/P...] with P one of default (unset), PASSIVE, "

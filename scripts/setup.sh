@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Installs everything attn needs from Debian packages and builds it (Release, tuned for this CPU).
-# Idempotent and non-interactive. Usage: scripts/setup.sh [--portable] [--debug]
+# Idempotent and non-interactive. Usage: scripts/setup.sh [--portable] [--debug] [--bench]
+# --bench also installs what bench/compare.py runs beside attn: Debian's python3-torch and
+# python3-numpy, and CTranslate2 from PyPI in a venv (ATTN_CT2_VENV, default /work/venv-ct2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ cmake make pkg-config libopenblas-dev libdnnl-dev libsentencepiece-dev
           libgtest-dev zlib1g-dev nlohmann-json3-dev libyaml-dev)
+bench=0
+for a in "$@"; do [ "$a" = --bench ] && bench=1; done
+[ $bench = 1 ] && packages+=(python3-torch python3-numpy python3-venv python3-pip)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -22,6 +27,7 @@ for a in "$@"; do
   case "$a" in
     --portable) portable=ON ;;
     --debug) build_type=Debug ;;
+    --bench) ;;
     *) echo "setup: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -29,3 +35,11 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE="$build_type" -DATTN_PORTABLE="$portable"
 cmake --build build -j"$(nproc)" 2>&1 | grep -E "error|warning|Error" || true
 test -x build/attn || { echo "setup: build failed (run: cmake --build build)" >&2; exit 1; }
 echo "setup: built build/attn ($build_type, portable=$portable)" >&2
+if [ $bench = 1 ]; then
+  venv="${ATTN_CT2_VENV:-/work/venv-ct2}"
+  if ! "$venv/bin/python" -c "import ctranslate2" 2>/dev/null; then
+    /usr/bin/python3 -m venv --system-site-packages "$venv"
+    "$venv/bin/pip" install -q ctranslate2 sacrebleu
+  fi
+  echo "setup: bench ready (python3-torch; CTranslate2 $("$venv/bin/python" -c 'import ctranslate2; print(ctranslate2.__version__)') in $venv)" >&2
+fi

@@ -82,6 +82,70 @@ void weighted(const float* p, const Rows& values, int64_t rows, int64_t dk, floa
   }
 }
 
+#elif defined(__AVX2__) && defined(__FMA__)
+
+using detail::lane_mask8;
+
+inline float lane_sum(__m256 v) {
+  __m128 b = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  b = _mm_add_ps(b, _mm_movehl_ps(b, b));
+  return _mm_cvtss_f32(_mm_add_ss(b, _mm_movehdup_ps(b)));
+}
+
+// As the AVX-512 form at half the width: q in at most 8 registers (64 floats) at a time.
+template <int N, typename Rows>
+void scores_block(const __m256* qv, int64_t width, const Rows& row, int64_t j0, float scale, float* s) {
+  __m256 acc[N];
+  for (int j = 0; j < N; ++j) acc[j] = _mm256_setzero_ps();
+  for (int64_t c = 0; 8 * c < width; ++c) {
+    const __m256i m = lane_mask8(width - 8 * c);
+    for (int j = 0; j < N; ++j) acc[j] = _mm256_fmadd_ps(qv[c], _mm256_maskload_ps(row(j0 + j) + c * 8, m), acc[j]);
+  }
+  for (int j = 0; j < N; ++j) s[j] = scale * lane_sum(acc[j]);
+}
+
+template <typename Rows>
+void scores(const float* q, const Rows& keys, int64_t rows, int64_t dk, float scale, float* s) {
+  for (int64_t c0 = 0; c0 < dk; c0 += 64) {
+    const int64_t width = std::min<int64_t>(64, dk - c0);
+    __m256 qv[8];
+    for (int64_t c = 0; 8 * c < width; ++c) qv[c] = _mm256_maskload_ps(q + c0 + c * 8, lane_mask8(width - 8 * c));
+    const auto k = [&](int64_t j) { return keys(j) + c0; };
+    float part[4];
+    for (int64_t j = 0; j < rows; j += 4) {
+      const int64_t n = std::min<int64_t>(4, rows - j);
+      float* out = c0 == 0 ? s + j : part;
+      switch (n) {
+        case 4: scores_block<4>(qv, width, k, j, scale, out); break;
+        case 3: scores_block<3>(qv, width, k, j, scale, out); break;
+        case 2: scores_block<2>(qv, width, k, j, scale, out); break;
+        default: scores_block<1>(qv, width, k, j, scale, out); break;
+      }
+      if (c0 > 0)
+        for (int64_t i = 0; i < n; ++i) s[j + i] += part[i];
+    }
+  }
+}
+
+template <typename Rows>
+void weighted(const float* p, const Rows& values, int64_t rows, int64_t dk, float* out) {
+  for (int64_t c0 = 0; c0 < dk; c0 += 64) {  // up to 8 accumulators
+    const int64_t width = std::min<int64_t>(64, dk - c0), chunks = (width + 7) / 8;
+    __m256 acc[8];
+    __m256i mask[8];
+    for (int64_t c = 0; c < chunks; ++c) {
+      acc[c] = _mm256_setzero_ps();
+      mask[c] = lane_mask8(width - 8 * c);
+    }
+    for (int64_t j = 0; j < rows; ++j) {
+      const __m256 pj = _mm256_set1_ps(p[j]);
+      const float* vj = values(j) + c0;
+      for (int64_t c = 0; c < chunks; ++c) acc[c] = _mm256_fmadd_ps(pj, _mm256_maskload_ps(vj + c * 8, mask[c]), acc[c]);
+    }
+    for (int64_t c = 0; c < chunks; ++c) _mm256_maskstore_ps(out + c0 + c * 8, mask[c], acc[c]);
+  }
+}
+
 #else
 
 template <typename Rows>

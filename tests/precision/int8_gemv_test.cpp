@@ -106,7 +106,7 @@ void check_against_reference(const Shape3& s, uint64_t seed) {
 }
 
 TEST(Int8Gemv, MatchesScalarReference) {
-  if (!s8_gemv_available()) GTEST_SKIP() << "built without AVX512-VNNI";
+  if (!s8_gemv_available()) GTEST_SKIP() << "no int8 kernel for few rows here (AVX512-VNNI, or AVX2 with 7-bit weights)";
   // k not a multiple of 4 or 64, n not a multiple of 16 or 64, m across the row tiles (6)
   const Shape3 shapes[] = {{1, 1, 1},    {1, 17, 5},   {3, 100, 67},  {16, 64, 64},  {7, 200, 130},
                            {6, 48, 3},   {13, 33, 258}, {1, 515, 512}, {16, 512, 512}, {2, 2048, 77}};
@@ -115,8 +115,9 @@ TEST(Int8Gemv, MatchesScalarReference) {
 }
 
 TEST(Int8Gemv, ExtremeValuesDoNotOverflow) {
-  if (!s8_gemv_available()) GTEST_SKIP() << "built without AVX512-VNNI";
-  // every q = +-127: |acc| = k 127^2 and the u8 operand reaches 255 and 1
+  if (!s8_gemv_available()) GTEST_SKIP() << "no int8 kernel for few rows here (AVX512-VNNI, or AVX2 with 7-bit weights)";
+  // every |q| at its largest (x: 127, W: int8_weight_max()): |acc| = k 127 qmax and the u8
+  // operand reaches 255 and 1; with 7-bit weights (AVX2) each s16 pair sum reaches 2 x 255 x 63
   const int64_t m = 2, n = 20, k = 4099;
   std::vector<float> x(m * k), w(n * k);
   for (int64_t c = 0; c < k; ++c) x[c] = 1.0f, x[k + c] = -1.0f;
@@ -127,14 +128,14 @@ TEST(Int8Gemv, ExtremeValuesDoNotOverflow) {
   gemm_packed({m, x.data(), k, 0.0f, got.data(), n, Int8Kernel::vnni}, *packed);
   reference_gemm(m, n, k, x.data(), k, w.data(), 0.0f, want.data(), n);
   for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(got[i], want[i]) << i;
-  // row 0 column 0: (1/127 * 0.5/127) * 127^2 (k/3 rounded: a third of the weights negative)
+  // row 0 column 0: (1/127 * 0.5/qmax) * 127 qmax (k/3 rounded: a third of the weights negative)
   int64_t negative = 0;
   for (int64_t c = 0; c < k; ++c) negative += c % 3 == 0;
   EXPECT_NEAR(got[0], 0.5 * (k - 2 * negative), 1e-3 * k);
 }
 
 TEST(Int8Gemv, SameBitsAsOneDnn) {
-  if (!s8_gemv_available()) GTEST_SKIP() << "built without AVX512-VNNI";
+  if (!s8_gemv_available()) GTEST_SKIP() << "no int8 kernel for few rows here (AVX512-VNNI, or AVX2 with 7-bit weights)";
   const int64_t n = 300, k = 515, ldx = 520, ldy = 301;
   std::vector<float> w = random_values(n * k, 7, 0.05f);
   auto packed = pack_weight(Precision::int8, w.data(), n, k, k);
