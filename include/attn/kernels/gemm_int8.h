@@ -45,7 +45,7 @@ Precision packed_precision(const PackedWeight& w);
 
 // Which int8 product gemm_packed runs: oneDNN's matmul, or the VNNI kernel for few rows
 // (include/attn/kernels/gemm_s8_gemv.h); automatic: VNNI for m <= kS8GemvMaxRows when the CPU
-// build has it. Both give the same bits.
+// build has it, and for every m on AVX2 CPUs without VNNI. Both give the same bits.
 enum class Int8Kernel { automatic, onednn, vnni };
 inline constexpr int64_t kS8GemvMaxRows = 8;  // by bench_gemm_int8: VNNI ahead at m <= 4, even at 8
 // oneDNN's int8 product runs on a row count rounded up (zero rows added): to a multiple of
