@@ -101,9 +101,7 @@ std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int
       for (int64_t j = 0; j < k; ++j) pw->bf16[r * k + j] = float_to_bf16(w[r * ldw + j]);
   } else {
     pw->bf16_f32.resize(n * k);
-#pragma omp parallel for schedule(static) if (n * k >= (1 << 16))
-    for (int64_t r = 0; r < n; ++r)
-      for (int64_t j = 0; j < k; ++j) pw->bf16_f32[r * k + j] = bf16_to_float(float_to_bf16(w[r * ldw + j]));
+    for (int64_t r = 0; r < n; ++r) round_through_bf16(w + r * ldw, pw->bf16_f32.data() + r * k, k);
   }
   return pw;
 }
@@ -186,7 +184,7 @@ bool uses_s8_gemv(const PackedGemmArgs& g, const PackedWeight& w) {
   if (w.precision != Precision::int8 || !s8_gemv_available()) return false;
   if (g.kernel != Int8Kernel::automatic) return g.kernel == Int8Kernel::vnni;
   // without VNNI oneDNN's int8 matmul repacks the weight at every call: attn's AVX2 kernel is
-  // 1.3-4x faster at every row count measured (bench_gemm_int8 --m 32,128,640 on a Zen 3)
+  // 1.2-4x faster at every shape and row count measured (bench_gemm_int8 --m 32,128,640 on a Zen 3)
   return g.m <= kS8GemvMaxRows || !cpu_has_int8_dot();
 }
 
@@ -251,8 +249,7 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
       x16 = x;
     } else {
       float* x = thread_buffer<float>(1, m * k);
-      for (int64_t r = 0; r < m; ++r)
-        for (int64_t j = 0; j < k; ++j) x[r * k + j] = bf16_to_float(float_to_bf16(g.x[r * g.ldx + j]));
+      for (int64_t r = 0; r < m; ++r) round_through_bf16(g.x + r * g.ldx, x + r * k, k);
       x16 = x;
       width = 4;
     }

@@ -64,11 +64,15 @@ bool onednn_has_bf16_matmul() {
 }
 
 bool cpu_has_int8_dot() {
-  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  const auto avx512_vnni = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_vnni);
-  const auto avx2_vnni = static_cast<unsigned>(dnnl::cpu_isa::avx2_vnni);
-  // the ISA values are masks of features: each includes the bits of the ISAs below it
-  return (isa & avx512_vnni) == avx512_vnni || (isa & avx2_vnni) == avx2_vnni;
+  // asked once: every int8 product asks (uses_s8_gemv)
+  static const bool available = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto avx512_vnni = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_vnni);
+    const auto avx2_vnni = static_cast<unsigned>(dnnl::cpu_isa::avx2_vnni);
+    // the ISA values are masks of features: each includes the bits of the ISAs below it
+    return (isa & avx512_vnni) == avx512_vnni || (isa & avx2_vnni) == avx2_vnni;
+  }();
+  return available;
 }
 
 Precision parse_training_precision(std::string_view name, std::string_view what) {

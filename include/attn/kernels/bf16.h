@@ -26,5 +26,7 @@ inline float bf16_to_float(uint16_t h) {
 void round_to_bf16(const float* src, uint16_t* dst, int64_t n);
 // dst[i] = bf16_to_float(src[i]).
 void bf16_to_f32(const uint16_t* src, float* dst, int64_t n);
+// dst[i] = bf16_to_float(float_to_bf16(src[i])): the bf16 value of each, kept as f32.
+void round_through_bf16(const float* src, float* dst, int64_t n);
 
 }  // namespace attn
