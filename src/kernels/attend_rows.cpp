@@ -31,40 +31,13 @@ inline float lane_sum(__m512 v) {
   return _mm_cvtss_f32(_mm_add_ss(b, _mm_movehdup_ps(b)));
 }
 
-// s_j = scale (q . k_j) for N keys at once (key j at row(j0 + j)); q (width floats) is in `qv`, 16 a chunk.
-template <int N, typename Rows>
-void scores_block(const __m512* qv, int64_t width, const Rows& row, int64_t j0, float scale, float* s) {
-  __m512 acc[N];
-  for (int j = 0; j < N; ++j) acc[j] = _mm512_setzero_ps();
-  for (int64_t c = 0; 16 * c < width; ++c) {
-    const __mmask16 m = lane_mask(width - 16 * c);
-    for (int j = 0; j < N; ++j) acc[j] = _mm512_fmadd_ps(qv[c], _mm512_maskz_loadu_ps(m, row(j0 + j) + c * 16), acc[j]);
-  }
-  for (int j = 0; j < N; ++j) s[j] = scale * lane_sum(acc[j]);
-}
-
-template <typename Rows>
-void scores(const float* q, const Rows& keys, int64_t rows, int64_t dk, float scale, float* s) {
-  for (int64_t c0 = 0; c0 < dk; c0 += 256) {  // q in at most 16 registers at a time
-    const int64_t width = std::min<int64_t>(256, dk - c0);
-    __m512 qv[16];
-    for (int64_t c = 0; 16 * c < width; ++c) qv[c] = _mm512_maskz_loadu_ps(lane_mask(width - 16 * c), q + c0 + c * 16);
-    const auto k = [&](int64_t j) { return keys(j) + c0; };
-    float part[4];
-    for (int64_t j = 0; j < rows; j += 4) {
-      const int64_t n = std::min<int64_t>(4, rows - j);
-      float* out = c0 == 0 ? s + j : part;
-      switch (n) {
-        case 4: scores_block<4>(qv, width, k, j, scale, out); break;
-        case 3: scores_block<3>(qv, width, k, j, scale, out); break;
-        case 2: scores_block<2>(qv, width, k, j, scale, out); break;
-        default: scores_block<1>(qv, width, k, j, scale, out); break;
-      }
-      if (c0 > 0)
-        for (int64_t i = 0; i < n; ++i) s[j + i] += part[i];
-    }
-  }
-}
+// The lanes of one vector: the primitives the shared one-query scores below are written in.
+using Lanes = __m512;
+constexpr int64_t kLanes = 16;
+constexpr int64_t kQWidth = 256;  // q in at most 16 registers at a time
+inline Lanes zero_lanes() { return _mm512_setzero_ps(); }
+inline Lanes load_lanes(const float* p, int64_t left) { return _mm512_maskz_loadu_ps(lane_mask(left), p); }
+inline Lanes fma_lanes(Lanes a, Lanes b, Lanes c) { return _mm512_fmadd_ps(a, b, c); }
 
 template <typename Rows>
 void weighted(const float* p, const Rows& values, int64_t rows, int64_t dk, float* out) {
@@ -92,40 +65,13 @@ inline float lane_sum(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(b, _mm_movehdup_ps(b)));
 }
 
-// As the AVX-512 form at half the width: q in at most 8 registers (64 floats) at a time.
-template <int N, typename Rows>
-void scores_block(const __m256* qv, int64_t width, const Rows& row, int64_t j0, float scale, float* s) {
-  __m256 acc[N];
-  for (int j = 0; j < N; ++j) acc[j] = _mm256_setzero_ps();
-  for (int64_t c = 0; 8 * c < width; ++c) {
-    const __m256i m = lane_mask8(width - 8 * c);
-    for (int j = 0; j < N; ++j) acc[j] = _mm256_fmadd_ps(qv[c], _mm256_maskload_ps(row(j0 + j) + c * 8, m), acc[j]);
-  }
-  for (int j = 0; j < N; ++j) s[j] = scale * lane_sum(acc[j]);
-}
-
-template <typename Rows>
-void scores(const float* q, const Rows& keys, int64_t rows, int64_t dk, float scale, float* s) {
-  for (int64_t c0 = 0; c0 < dk; c0 += 64) {
-    const int64_t width = std::min<int64_t>(64, dk - c0);
-    __m256 qv[8];
-    for (int64_t c = 0; 8 * c < width; ++c) qv[c] = _mm256_maskload_ps(q + c0 + c * 8, lane_mask8(width - 8 * c));
-    const auto k = [&](int64_t j) { return keys(j) + c0; };
-    float part[4];
-    for (int64_t j = 0; j < rows; j += 4) {
-      const int64_t n = std::min<int64_t>(4, rows - j);
-      float* out = c0 == 0 ? s + j : part;
-      switch (n) {
-        case 4: scores_block<4>(qv, width, k, j, scale, out); break;
-        case 3: scores_block<3>(qv, width, k, j, scale, out); break;
-        case 2: scores_block<2>(qv, width, k, j, scale, out); break;
-        default: scores_block<1>(qv, width, k, j, scale, out); break;
-      }
-      if (c0 > 0)
-        for (int64_t i = 0; i < n; ++i) s[j + i] += part[i];
-    }
-  }
-}
+// As the AVX-512 lanes at half the width.
+using Lanes = __m256;
+constexpr int64_t kLanes = 8;
+constexpr int64_t kQWidth = 64;  // q in at most 8 registers at a time
+inline Lanes zero_lanes() { return _mm256_setzero_ps(); }
+inline Lanes load_lanes(const float* p, int64_t left) { return _mm256_maskload_ps(p, lane_mask8(left)); }
+inline Lanes fma_lanes(Lanes a, Lanes b, Lanes c) { return _mm256_fmadd_ps(a, b, c); }
 
 template <typename Rows>
 void weighted(const float* p, const Rows& values, int64_t rows, int64_t dk, float* out) {
@@ -164,6 +110,44 @@ void weighted(const float* p, const Rows& values, int64_t rows, int64_t dk, floa
   for (int64_t j = 0; j < rows; ++j) {
     const float* v = values(j);
     for (int64_t c = 0; c < dk; ++c) out[c] += p[j] * v[c];
+  }
+}
+
+#endif
+
+#if (defined(__AVX512F__) && defined(__AVX512DQ__)) || (defined(__AVX2__) && defined(__FMA__))
+
+// s_j = scale (q . k_j) for N keys at once (key j at row(j0 + j)); q (width floats) is in `qv`,
+// kLanes a chunk.
+template <int N, typename Rows>
+void scores_block(const Lanes* qv, int64_t width, const Rows& row, int64_t j0, float scale, float* s) {
+  Lanes acc[N];
+  for (int j = 0; j < N; ++j) acc[j] = zero_lanes();
+  for (int64_t c = 0; kLanes * c < width; ++c)
+    for (int j = 0; j < N; ++j) acc[j] = fma_lanes(qv[c], load_lanes(row(j0 + j) + c * kLanes, width - kLanes * c), acc[j]);
+  for (int j = 0; j < N; ++j) s[j] = scale * lane_sum(acc[j]);
+}
+
+template <typename Rows>
+void scores(const float* q, const Rows& keys, int64_t rows, int64_t dk, float scale, float* s) {
+  for (int64_t c0 = 0; c0 < dk; c0 += kQWidth) {
+    const int64_t width = std::min<int64_t>(kQWidth, dk - c0);
+    Lanes qv[kQWidth / kLanes];
+    for (int64_t c = 0; kLanes * c < width; ++c) qv[c] = load_lanes(q + c0 + c * kLanes, width - kLanes * c);
+    const auto k = [&](int64_t j) { return keys(j) + c0; };
+    float part[4];
+    for (int64_t j = 0; j < rows; j += 4) {
+      const int64_t n = std::min<int64_t>(4, rows - j);
+      float* out = c0 == 0 ? s + j : part;
+      switch (n) {
+        case 4: scores_block<4>(qv, width, k, j, scale, out); break;
+        case 3: scores_block<3>(qv, width, k, j, scale, out); break;
+        case 2: scores_block<2>(qv, width, k, j, scale, out); break;
+        default: scores_block<1>(qv, width, k, j, scale, out); break;
+      }
+      if (c0 > 0)
+        for (int64_t i = 0; i < n; ++i) s[j + i] += part[i];
+    }
   }
 }
 
