@@ -8,6 +8,7 @@
 #include "attn/error.h"
 #include "attn/nn/init.h"
 #include "attn/nn/positional_encoding.h"
+#include "attn/ops/add_layer_norm.h"
 
 namespace attn {
 namespace {
@@ -201,10 +202,11 @@ Var classifier_logits(const Classifier& m, const Tensor& ids, const Context& ctx
   bool seed_split = c.head_split == "seed";
   for (const EncoderLayer& l : m.layers) {
     // x = LN(x + Dropout(MultiHead(x, x, x)))
-    x = forward(l.norm1, add(x, apply_dropout(attention(l.self_attn, x, mask, seed_split), ctx)));
+    x = add_layer_norm(x, apply_dropout(attention(l.self_attn, x, mask, seed_split), ctx), l.norm1.gamma,
+                       l.norm1.beta);
     // x = LN(x + Dropout(max(0, x W_1 + b_1) W_2 + b_2))
-    Var h = forward(l.ff.linear2, relu(forward(l.ff.linear1, x)));
-    x = forward(l.norm2, add(x, apply_dropout(h, ctx)));
+    Var h = forward(l.ff.linear2, linear_relu(x, l.ff.linear1.W, l.ff.linear1.b));
+    x = add_layer_norm(x, apply_dropout(h, ctx), l.norm2.gamma, l.norm2.beta);
   }
   // logits = pool(x) W_fc^T + b                                [batch, classes]
   return forward(m.fc, pool(c, x, id));
