@@ -9,6 +9,7 @@
 #include "attn/nn/init.h"
 #include "attn/nn/positional_encoding.h"
 #include "attn/ops/add_layer_norm.h"
+#include "attn/ops/attention.h"
 
 namespace attn {
 namespace {
@@ -85,7 +86,10 @@ Var merge_heads(const Var& x, bool seed_split) {
 Var attention(const MultiHeadAttention& a, const Var& x, const AttentionMask& mask, bool seed_split) {
   int64_t d = x.size(2);
   // [Q K V] = x [W^Q; W^K; W^V]^T + b                         [batch, len, 3 d_model]
-  std::vector<Var> p = split(linear(x, a.W_in, a.b_in), {d, d, d}, 2);
+  Var qkv = linear(x, a.W_in, a.b_in);
+  if (!seed_split)  // each head read in place from [Q K V], Concat(head_1, ..., head_h) W^O
+    return forward(a.out, packed_attention({qkv, 0, d}, {qkv, d, d}, {qkv, 2 * d, d}, a.heads, mask));
+  std::vector<Var> p = split(qkv, {d, d, d}, 2);
   // head_i = softmax(Q_i K_i^T / sqrt(d_k)) V_i                 [batch, heads, len, d_k]
   Var heads = scaled_dot_product_attention(split_heads(p[0], a.heads, seed_split),
                                            split_heads(p[1], a.heads, seed_split),
