@@ -2,7 +2,8 @@
 // dispatches to, and each figure as a fraction of the "GEMM peak" (the best fp32 figure on
 // M=4096, K=512, N=2048). Also bf16, batched attention products, and whether a BLAS call slows
 // the OpenMP loop that follows it.
-//   bench_gemm [--threads N] [--seconds S]   (S: time per figure, default 0.3)
+//   bench_gemm [--threads N] [--seconds S] [--few-rows]   (S: time per figure, default 0.3;
+//   --few-rows: only the table of x W^T for few rows with W streamed from memory)
 #include <omp.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 
 #include "attn/kernels/bf16.h"
 #include "attn/kernels/gemm.h"
+#include "attn/kernels/gemm_few_rows.h"
 #include "attn/kernels/gemm_openblas.h"
 
 namespace {
@@ -263,6 +265,39 @@ void interference_table() {
               (t[4] - t[3]) * 1e3, (t[4] - t[3]) / t[0]);
 }
 
+// x W^T for few rows with W streamed from memory, as in a decoding step (whose 104 MB of weights
+// do not stay in any cache): each call takes the next of enough copies of W to fill 256 MB.
+// Weight bytes per second (GB/s) against the machine's read bandwidth, and GFLOPS.
+void few_rows_table() {
+  struct Case {
+    int64_t n, k;
+  };
+  const Case cases[] = {{512, 512}, {1536, 512}, {2048, 512}, {512, 2048}, {8000, 512}};
+  const int64_t ms[] = {1, 2, 4, 8, 16};
+  std::printf("\nx W^T, W [N, K] streamed from memory (a new copy each call): weight GB/s, GFLOPS\n"
+              "%5s %5s %5s | %-15s %-15s %-15s | dispatch\n", "M", "N", "K", "onednn_sgemm", "onednn_matmul",
+              "few_rows");
+  for (const Case& c : cases)
+    for (int64_t m : ms) {
+      const int64_t bytes = c.n * c.k * 4, copies = std::max<int64_t>(2, (int64_t{256} << 20) / bytes);
+      std::vector<float> w(static_cast<size_t>(copies * c.n * c.k)), x(static_cast<size_t>(m * c.k)), y(static_cast<size_t>(m * c.n));
+      for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 11) * 0.125f - 0.625f;
+      for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 17) * 0.0625f - 0.5f;
+      int64_t next = 0;
+      auto call = [&](GemmBackend b) {
+        const GemmArgs g{false, true, m, c.n, c.k, 1.0f, 0.0f, x.data(), c.k, w.data() + next * c.n * c.k, c.k, y.data(), c.n};
+        next = (next + 1) % copies;
+        attn::gemm(g, b);
+      };
+      std::vector<Candidate> cs{{[&] { call(GemmBackend::onednn); }}, {[&] { call(GemmBackend::onednn_matmul); }}};
+      if (attn::few_rows_available()) cs.push_back({[&] { call(GemmBackend::few_rows); }});
+      const std::vector<double> t = time_per_call(cs);
+      std::printf("%5lld %5lld %5lld |", (long long)m, (long long)c.n, (long long)c.k);
+      for (double sec : t) std::printf(" %5.1f %8.1f |", bytes / sec * 1e-9, gflops(2.0 * m * c.n * c.k, sec));
+      std::printf(" %s\n", attn::backend_name(attn::gemm_dispatch(GemmArgs{false, true, m, c.n, c.k})));
+    }
+}
+
 double load_average() {
   double load = -1.0;
   if (FILE* f = std::fopen("/proc/loadavg", "r")) {
@@ -276,11 +311,13 @@ double load_average() {
 
 int main(int argc, char** argv) {
   int threads = attn::num_threads();
+  bool few_rows_only = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--few-rows")) few_rows_only = true;
     else if (!std::strcmp(argv[i], "--seconds") && i + 1 < argc) g_seconds = std::atof(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: bench_gemm [--threads N] [--seconds S]\n");
+      std::fprintf(stderr, "usage: bench_gemm [--threads N] [--seconds S] [--few-rows]\n");
       return 2;
     }
   }
@@ -295,11 +332,16 @@ int main(int argc, char** argv) {
               " load average %.2f at start (figures are best of 7 rounds; a busy machine lowers them)\n",
               threads, attn::openblas_core_name(), coretype ? coretype : "unset", wait ? wait : "unset",
               load_average());
+  if (few_rows_only) {
+    few_rows_table();
+    return 0;
+  }
   double peak = 0.0;
   fp32_table(peak);
   batched_table(peak);
   bf16_table(peak);
   interference_table();
+  few_rows_table();
   std::printf("\nGEMM peak (best fp32 on M=4096 K=512 N=2048, %d threads): %.1f GFLOPS; "
               "measure_gemm_peak_gflops(%d) = %.1f; load average %.2f at end\n",
               threads, peak, threads, attn::measure_gemm_peak_gflops(threads), load_average());

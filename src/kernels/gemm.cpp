@@ -9,6 +9,7 @@
 
 #include "attn/error.h"
 #include "attn/kernels/denormals.h"
+#include "attn/kernels/gemm_few_rows.h"
 #include "gemm_backends.h"
 
 namespace attn {
@@ -67,6 +68,7 @@ const char* backend_name(GemmBackend b) {
     case GemmBackend::automatic: return "automatic";
     case GemmBackend::onednn: return "onednn_sgemm";
     case GemmBackend::onednn_matmul: return "onednn_matmul";
+    case GemmBackend::few_rows: return "few_rows";
     case GemmBackend::reference: return "reference";
   }
   return "?";
@@ -79,6 +81,7 @@ const char* backend_name(GemmBackend b) {
 // - A^T B over K >= 1024 rows with N < 2048 (a weight gradient dW = dY^T X in training), where the
 //   matmul primitive is 1.05-1.9x faster on 2 threads (dnnl_sgemm stalls on M = 1024-2048).
 GemmBackend gemm_dispatch(const GemmArgs& g) {
+  if (!g.trans_a && g.trans_b && g.m <= kFewRowsMax && few_rows_available()) return GemmBackend::few_rows;
   if (!g.trans_a && g.trans_b && g.m >= 16 && g.m <= 32) return GemmBackend::onednn_matmul;
   if (g.trans_a && !g.trans_b && g.k >= 1024 && g.n < 2048) return GemmBackend::onednn_matmul;
   return GemmBackend::onednn;
@@ -97,6 +100,7 @@ void gemm(const GemmArgs& g, GemmBackend backend) {
                               g.a, g.lda, 0, g.b, g.ldb, 0, g.c, g.ldc, 0};
       return detail::matmul_onednn(call);
     }
+    case GemmBackend::few_rows: return gemm_few_rows(g);
     case GemmBackend::reference: return gemm_reference(g);
   }
 }

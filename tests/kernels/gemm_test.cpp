@@ -16,6 +16,7 @@
 
 #include "attn/error.h"
 #include "attn/kernels/bf16.h"
+#include "attn/kernels/gemm_few_rows.h"
 #include "attn/kernels/gemm_openblas.h"
 
 namespace attn {
@@ -160,7 +161,45 @@ TEST(Gemm, VectorShapesEveryBackend) {
       expect_matches_reference(c, r);
 }
 
+// x W^T for few rows with W read in place: every tile shape (1-4 rows of A against 1-8 rows of
+// W), k tails (k not a multiple of the vector width), row strides, alpha and beta.
+TEST(Gemm, FewRowsKernel) {
+  if (!few_rows_available()) GTEST_SKIP() << "built without AVX-512 or AVX2 + FMA";
+  const Runner few{"few_rows", [](const GemmArgs& g) { gemm(g, GemmBackend::few_rows); }};
+  int variant = 0;
+  for (int64_t m : {1, 2, 3, 4, 5, 7, 8, 9, 13})
+    for (int64_t n : {1, 9, 37, 300})
+      for (int64_t k : {1, 7, 16, 17, 64, 513}) {
+        const float alphas[] = {1.0f, -0.5f, 2.0f}, betas[] = {0.0f, 1.0f, -0.75f};
+        expect_matches_reference({false, true, m, n, k, alphas[variant % 3], betas[variant / 3 % 3], variant % 4},
+                                 few);
+        ++variant;
+      }
+  expect_matches_reference({false, true, 4, 2000, 512, 1.0f, 0.5f, 3}, few);  // split among threads
+}
+
+// A row's output does not depend on how many rows come with it (the tiles differ, each dot
+// product's order does not): a beam of 4 or 8 gives each hypothesis the bits it has alone.
+TEST(Gemm, FewRowsSameBitsWhateverM) {
+  if (!few_rows_available()) GTEST_SKIP() << "built without AVX-512 or AVX2 + FMA";
+  const int64_t n = 300, k = 200;
+  const std::vector<float> a = random_values(8 * k, 5), w = random_values(n * k, 6);
+  std::vector<float> all(8 * n);
+  gemm({false, true, 8, n, k, 1.0f, 0.0f, a.data(), k, w.data(), k, all.data(), n}, GemmBackend::few_rows);
+  for (int64_t m : {1, 3, 5, 8})
+    for (int64_t i = 0; i < m; ++i) {
+      std::vector<float> out(m * n);
+      gemm({false, true, m, n, k, 1.0f, 0.0f, a.data(), k, w.data(), k, out.data(), n}, GemmBackend::few_rows);
+      for (int64_t j = 0; j < n; ++j) ASSERT_EQ(out[i * n + j], all[i * n + j]) << "m=" << m << " row " << i << " col " << j;
+    }
+}
+
 TEST(Gemm, DispatchRules) {
+  if (few_rows_available()) {
+    EXPECT_EQ(gemm_dispatch({false, true, 1, 512, 512}), GemmBackend::few_rows);
+    EXPECT_EQ(gemm_dispatch({false, true, 8, 8000, 512}), GemmBackend::few_rows);
+  }
+  EXPECT_EQ(gemm_dispatch({false, true, 9, 8000, 512}), GemmBackend::onednn);
   EXPECT_EQ(gemm_dispatch({false, false, 1, 512, 512}), GemmBackend::onednn);
   EXPECT_EQ(gemm_dispatch({false, true, 4096, 2048, 512}), GemmBackend::onednn);
   EXPECT_EQ(gemm_dispatch({false, true, 32, 8000, 512}), GemmBackend::onednn_matmul);

@@ -55,6 +55,7 @@ enum class GemmBackend {
   automatic,      // what gemm_dispatch() picks
   onednn,         // dnnl_sgemm on OpenMP threads
   onednn_matmul,  // oneDNN matmul primitive, created once per shape and cached
+  few_rows,       // x W^T for few rows, W read in place (gemm_few_rows.h)
   reference,      // gemm_reference
 };
 const char* backend_name(GemmBackend b);

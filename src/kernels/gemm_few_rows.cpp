@@ -1,0 +1,189 @@
+// x W^T for a few rows of x, reading W in place (include/attn/kernels/gemm_few_rows.h): tiles
+// of up to 4 rows of A against NR rows of W, dot products in vector lanes, one lane sum each.
+#include "attn/kernels/gemm_few_rows.h"
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "attn/error.h"
+#include "gemm_backends.h"
+#include "lane_mask.h"
+
+namespace attn {
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+
+namespace {
+
+// The vector of this build: 16 floats (AVX-512) or 8 (AVX2).
+#if defined(__AVX512F__)
+struct Lanes {
+  using V = __m512;
+  static constexpr int64_t n = 16;
+  static constexpr int kRegisters = 32;
+  static V zero() { return _mm512_setzero_ps(); }
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static V load_part(const float* p, int64_t left) { return _mm512_maskz_loadu_ps(detail::lane_mask(left), p); }
+  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static float sum(V a) { return _mm512_reduce_add_ps(a); }
+};
+#else
+struct Lanes {
+  using V = __m256;
+  static constexpr int64_t n = 8;
+  static constexpr int kRegisters = 16;
+  static V zero() { return _mm256_setzero_ps(); }
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static V load_part(const float* p, int64_t left) { return _mm256_maskload_ps(p, detail::lane_mask8(left)); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static float sum(V a) {
+    const __m128 h = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+  }
+};
+#endif
+using V = Lanes::V;
+
+constexpr int kMaxTileRows = 4;
+constexpr int64_t kMaxTiles = 64;  // of A's rows: m <= 256
+constexpr int kMaxTileCols = 8;
+// W rows a tile of MB rows of A takes: MB NR accumulators, NR W vectors and one A vector in the
+// registers (one W row at a time for MB = 1, whose W operands stay in memory).
+constexpr int kColsFor[kMaxTileRows] = {8, Lanes::kRegisters == 32 ? 6 : 4, Lanes::kRegisters == 32 ? 5 : 3,
+                                        Lanes::kRegisters == 32 ? 4 : 2};
+// Multiply-adds (m n k) from which the columns are split among threads.
+constexpr int64_t kParallelWork = int64_t{1} << 16;
+
+struct Tile {
+  const float* a;  // first row of the tile
+  int64_t lda;
+  const float* w;  // first W row (column of C) of the tile
+  int64_t ldw;
+  int64_t k;
+};
+
+// sums[i NR + j] = lanes of sum_k A[i, k] W[j, k]. The loops over MB and NR are unrolled before
+// register allocation and the lane sums are apart, so that the accumulators stay in registers.
+template <int MB, int NR>
+[[gnu::noinline]] void accumulate(const Tile& t, V* sums) {
+  V acc[MB][NR];
+  #pragma GCC unroll 8
+  for (int i = 0; i < MB; ++i)
+    #pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) acc[i][j] = Lanes::zero();
+  int64_t c = 0;
+  for (; c + Lanes::n <= t.k; c += Lanes::n) {
+    V w[NR];
+    #pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) w[j] = Lanes::load(t.w + j * t.ldw + c);
+    #pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) _mm_prefetch(reinterpret_cast<const char*>(t.w + (NR + j) * t.ldw + c), _MM_HINT_T0);
+    #pragma GCC unroll 4
+    for (int i = 0; i < MB; ++i) {
+      const V x = Lanes::load(t.a + i * t.lda + c);
+      #pragma GCC unroll 8
+      for (int j = 0; j < NR; ++j) acc[i][j] = Lanes::fma(x, w[j], acc[i][j]);
+    }
+  }
+  if (c < t.k) {  // the last k % lanes columns, zero past k in both operands
+    const int64_t left = t.k - c;
+    for (int j = 0; j < NR; ++j) {
+      const V w = Lanes::load_part(t.w + j * t.ldw + c, left);
+      for (int i = 0; i < MB; ++i) acc[i][j] = Lanes::fma(Lanes::load_part(t.a + i * t.lda + c, left), w, acc[i][j]);
+    }
+  }
+  #pragma GCC unroll 4
+  for (int i = 0; i < MB; ++i)
+    #pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) sums[i * NR + j] = acc[i][j];
+}
+
+// C[i, j] = alpha sum + beta C[i, j] (C not read when beta is 0)
+template <int MB, int NR>
+void tile_kernel(const Tile& t, float alpha, float beta, float* c, int64_t ldc) {
+  V sums[MB * NR];
+  accumulate<MB, NR>(t, sums);
+  for (int i = 0; i < MB; ++i)
+    for (int j = 0; j < NR; ++j) {
+      float& out = c[i * ldc + j];
+      const float s = alpha * Lanes::sum(sums[i * NR + j]);
+      out = beta == 0.0f ? s : s + beta * out;
+    }
+}
+
+using TileFn = void (*)(const Tile&, float, float, float*, int64_t);
+
+template <int MB, int... NR>
+constexpr TileFn tile_row_of(int nr, std::integer_sequence<int, NR...>) {
+  TileFn fns[] = {tile_kernel<MB, NR + 1>...};
+  return fns[nr - 1];
+}
+template <int MB>
+TileFn tile_for(int nr) {
+  return tile_row_of<MB>(nr, std::make_integer_sequence<int, kColsFor[MB - 1]>{});
+}
+TileFn tile_for(int mb, int nr) {
+  switch (mb) {
+    case 1: return tile_for<1>(nr);
+    case 2: return tile_for<2>(nr);
+    case 3: return tile_for<3>(nr);
+    default: return tile_for<4>(nr);
+  }
+}
+
+// Columns [j0, j1) of C: each block of W rows against all rows of A (in near-equal tiles of at
+// most 4), so that the block is read from memory once and from L1 after.
+void run_columns(const GemmArgs& g, int64_t j0, int64_t j1) {
+  const int64_t tiles = (g.m + kMaxTileRows - 1) / kMaxTileRows;
+  int64_t rows[kMaxTiles];
+  for (int64_t t = 0, i0 = 0; t < tiles; ++t) {
+    rows[t] = (g.m - i0) / (tiles - t);
+    i0 += rows[t];
+  }
+  const int widest = kColsFor[rows[0] - 1];  // the first tile has the fewest rows, so the most columns
+  for (int64_t j = j0; j < j1; j += widest) {
+    const int nr = static_cast<int>(std::min<int64_t>(widest, j1 - j));
+    for (int64_t t = 0, i0 = 0; t < tiles; i0 += rows[t], ++t) {
+      const int mb = static_cast<int>(rows[t]);
+      const int cols = kColsFor[mb - 1];
+      for (int64_t jj = j; jj < j + nr; jj += cols) {
+        const int n = static_cast<int>(std::min<int64_t>(cols, j + nr - jj));
+        const Tile tile{g.a + i0 * g.lda, g.lda, g.b + jj * g.ldb, g.ldb, g.k};
+        tile_for(mb, n)(tile, g.alpha, g.beta, g.c + i0 * g.ldc + jj, g.ldc);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool few_rows_available() { return true; }
+
+void gemm_few_rows(const GemmArgs& g) {
+  detail::check_gemm_args(g, "gemm_few_rows");
+  check(!g.trans_a && g.trans_b, "gemm_few_rows: needs A [m, k] and B [n, k] (x W^T)");
+  if (g.m == 0 || g.n == 0) return;
+  check(g.m <= kMaxTiles * kMaxTileRows, "gemm_few_rows: m = ", g.m, " is not few");
+  const bool parallel = g.m * g.n * g.k >= kParallelWork && !omp_in_parallel();
+#pragma omp parallel if (parallel)
+  {
+    // contiguous column ranges, each a multiple of 8 (whole tiles) but the last
+    const int threads = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t blocks = (g.n + 7) / 8;
+    const int64_t j0 = std::min(g.n, blocks * t / threads * 8), j1 = std::min(g.n, blocks * (t + 1) / threads * 8);
+    if (j0 < j1) run_columns(g, j0, j1);
+  }
+}
+
+#else
+
+bool few_rows_available() { return false; }
+void gemm_few_rows(const GemmArgs&) { fail("gemm_few_rows: built without AVX-512 or AVX2 + FMA"); }
+
+#endif
+
+}  // namespace attn
