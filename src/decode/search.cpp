@@ -187,10 +187,9 @@ std::vector<std::vector<Hypothesis>> search(const Transformer& m,
   if (sources.empty()) return {};
   const TransformerConfig& c = m.config;
   NoGrad no_grad;
-  Context ctx;  // inference: no dropout
   Tensor src = pad_ids(sources, c.pad_id);  // [batch, src_len]
   Tensor src_pad = padding_mask(src, c.pad_id);
-  Tensor memory = encode(m, src, ctx).value();  // [batch, src_len, d_model]
+  Tensor memory = encode_real_positions(m, src);  // [batch, src_len, d_model]
   StepDecoder decoder = start_step_decoder(m, memory, src_pad, o.use_cache);
   RowDecoder rows{[&](const std::vector<int32_t>& t) { return step(decoder, t); },
                   [&](const std::vector<int64_t>& r, bool same) { select_rows(decoder, r, same); }};

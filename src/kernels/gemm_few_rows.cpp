@@ -50,11 +50,12 @@ using V = Lanes::V;
 
 constexpr int kMaxTileRows = 4;
 constexpr int64_t kMaxTiles = 64;  // of A's rows: m <= 256
-constexpr int kMaxTileCols = 8;
 // W rows a tile of MB rows of A takes: MB NR accumulators, NR W vectors and one A vector in the
 // registers (one W row at a time for MB = 1, whose W operands stay in memory).
 constexpr int kColsFor[kMaxTileRows] = {8, Lanes::kRegisters == 32 ? 6 : 4, Lanes::kRegisters == 32 ? 5 : 3,
                                         Lanes::kRegisters == 32 ? 4 : 2};
+// W rows of one block: read from memory by the first tile of A's rows, from L2 by the others.
+constexpr int64_t kBlockBytes = int64_t{128} << 10;
 // Multiply-adds (m n k) from which the columns are split among threads.
 constexpr int64_t kParallelWork = int64_t{1} << 16;
 
@@ -82,7 +83,7 @@ template <int MB, int NR>
     for (int j = 0; j < NR; ++j) w[j] = Lanes::load(t.w + j * t.ldw + c);
     #pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) _mm_prefetch(reinterpret_cast<const char*>(t.w + (NR + j) * t.ldw + c), _MM_HINT_T0);
-    #pragma GCC unroll 4
+    #pragma GCC unroll 8
     for (int i = 0; i < MB; ++i) {
       const V x = Lanes::load(t.a + i * t.lda + c);
       #pragma GCC unroll 8
@@ -96,7 +97,7 @@ template <int MB, int NR>
       for (int i = 0; i < MB; ++i) acc[i][j] = Lanes::fma(Lanes::load_part(t.a + i * t.lda + c, left), w, acc[i][j]);
     }
   }
-  #pragma GCC unroll 4
+  #pragma GCC unroll 8
   for (int i = 0; i < MB; ++i)
     #pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) sums[i * NR + j] = acc[i][j];
@@ -135,8 +136,9 @@ TileFn tile_for(int mb, int nr) {
   }
 }
 
-// Columns [j0, j1) of C: each block of W rows against all rows of A (in near-equal tiles of at
-// most 4), so that the block is read from memory once and from L1 after.
+// Columns [j0, j1) of C, a block of W rows at a time: each tile of A's rows (near-equal tiles of
+// at most 4) against the block's rows a few at a time; the first tile reads the block from
+// memory, the others from L2.
 void run_columns(const GemmArgs& g, int64_t j0, int64_t j1) {
   const int64_t tiles = (g.m + kMaxTileRows - 1) / kMaxTileRows;
   int64_t rows[kMaxTiles];
@@ -144,16 +146,16 @@ void run_columns(const GemmArgs& g, int64_t j0, int64_t j1) {
     rows[t] = (g.m - i0) / (tiles - t);
     i0 += rows[t];
   }
-  const int widest = kColsFor[rows[0] - 1];  // the first tile has the fewest rows, so the most columns
-  for (int64_t j = j0; j < j1; j += widest) {
-    const int nr = static_cast<int>(std::min<int64_t>(widest, j1 - j));
+  const int64_t block = std::max<int64_t>(8, kBlockBytes / (4 * g.k) / 8 * 8);
+  for (int64_t b = j0; b < j1; b += block) {
+    const int64_t b1 = std::min(j1, b + block);
     for (int64_t t = 0, i0 = 0; t < tiles; i0 += rows[t], ++t) {
       const int mb = static_cast<int>(rows[t]);
       const int cols = kColsFor[mb - 1];
-      for (int64_t jj = j; jj < j + nr; jj += cols) {
-        const int n = static_cast<int>(std::min<int64_t>(cols, j + nr - jj));
-        const Tile tile{g.a + i0 * g.lda, g.lda, g.b + jj * g.ldb, g.ldb, g.k};
-        tile_for(mb, n)(tile, g.alpha, g.beta, g.c + i0 * g.ldc + jj, g.ldc);
+      for (int64_t j = b; j < b1; j += cols) {
+        const int n = static_cast<int>(std::min<int64_t>(cols, b1 - j));
+        const Tile tile{g.a + i0 * g.lda, g.lda, g.b + j * g.ldb, g.ldb, g.k};
+        tile_for(mb, n)(tile, g.alpha, g.beta, g.c + i0 * g.ldc + j, g.ldc);
       }
     }
   }

@@ -55,16 +55,40 @@ Tensor padding_mask(const Tensor& ids, int32_t pad_id) {
   return mask;
 }
 
-Var encode(const Transformer& m, const Tensor& src, const Context& ctx) {
-  Var x = embed(m, m.src_embed, src, 0, ctx);
-  AttentionMask mask{padding_mask(src, m.config.pad_id), false};
+namespace {
+
+// The encoder's stack over x, with attend(layer's attention, h, c) its self-attention.
+template <typename Attend>
+Var encoder_stack(const Transformer& m, Var x, const Context& ctx, Attend attend) {
   for (const EncoderLayer& l : m.encoder) {
     // x = LN(x + MultiHead(x, x, x))
-    x = sublayer(m, x, l.norm1, ctx, [&](const Var& h, const Context& c) { return self_attention(l.self_attn, h, mask, c); });
+    x = sublayer(m, x, l.norm1, ctx, [&](const Var& h, const Context& c) { return attend(l.self_attn, h, c); });
     // x = LN(x + FFN(x))
     x = sublayer(m, x, l.norm2, ctx, [&](const Var& h, const Context& c) { return forward(l.ff, h, c); });
   }
   return forward(m.encoder_norm, x);
+}
+
+}  // namespace
+
+Var encode(const Transformer& m, const Tensor& src, const Context& ctx) {
+  AttentionMask mask{padding_mask(src, m.config.pad_id), false};
+  return encoder_stack(m, embed(m, m.src_embed, src, 0, ctx), ctx,
+                       [&](const MultiHeadAttention& a, const Var& h, const Context& c) { return self_attention(a, h, mask, c); });
+}
+
+Tensor encode_real_positions(const Transformer& m, const Tensor& src) {
+  NoGrad no_grad;
+  Context ctx;  // inference: no dropout
+  AttentionMask mask{padding_mask(src, m.config.pad_id), false};
+  const RealRows rows = real_rows(mask.key_padding);
+  if (rows.rows.empty() || static_cast<int64_t>(rows.rows.size()) == src.numel()) return encode(m, src, ctx).value();
+  // the real positions of Embed(src) sqrt(d_model) + PE         [1, rows, d_model]
+  Var x(remove_padding(embed(m, m.src_embed, src, 0, ctx).value(), rows));
+  Var memory = encoder_stack(m, x, ctx, [&](const MultiHeadAttention& a, const Var& h, const Context&) {
+    return Var(self_attention(a, h.value(), rows, mask));
+  });
+  return restore_padding(memory.value(), rows);  // [batch, src_len, d_model], 0 at the padding
 }
 
 Var decode(const Transformer& m, const Tensor& tgt_in, const Var& memory, const Tensor& src_pad,
@@ -89,9 +113,12 @@ DecoderState start_decoding(const Transformer& m, const Tensor& memory, const Te
   s.self.resize(m.decoder.size());
   s.src_pad = src_pad;
   for (int64_t r = 0; r < memory.size(0); ++r) s.memory_rows.push_back(r);
+  // the keys and values of the real positions only: the padding's are never read
+  const RealRows rows = real_rows(src_pad);
+  const bool padded = static_cast<int64_t>(rows.rows.size()) < src_pad.numel() && !rows.rows.empty();
   for (const DecoderLayer& l : m.decoder) {
     Tensor k, v;
-    project_memory(l.multihead_attn, memory, &k, &v);
+    project_memory(l.multihead_attn, memory, &k, &v, padded ? &rows : nullptr);
     s.memory_k.push_back(k);
     s.memory_v.push_back(v);
   }

@@ -119,26 +119,41 @@ bool one_query_path(const MultiHeadAttention& m, const Tensor& x, const Tensor* 
   return m.score.kind == ScoreKind::scaled_dot && x.size(1) == 1 && weights == nullptr;
 }
 
-}  // namespace
-
-Var self_attention(const MultiHeadAttention& m, const Var& x, const AttentionMask& mask,
-                   const Context& ctx, Tensor* weights) {
-  int64_t d = x.size(2);
-  // [Q K V] = x [W^Q; W^K; W^V]^T + b                         [batch, len, 3 d_model]
-  Var qkv = linear(x, m.W_in, m.b_in);
+// Concat(head_1, ..., head_h) from the packed projection [Q K V] [batch, len, 3 d_model]:
+// [batch, len, d_model], before W^O.
+Var self_attention_heads(const MultiHeadAttention& m, const Var& qkv, const AttentionMask& mask,
+                         const Context& ctx, Tensor* weights) {
+  const int64_t d = qkv.size(2) / 3;
   if (m.score.kind == ScoreKind::scaled_dot) {
     // head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), each head read in place from [Q K V] and
     // Concat(head_1, ..., head_h) written side by side         [batch, len, d_model]
-    Var heads = packed_attention({qkv, 0, d}, {qkv, d, d}, {qkv, 2 * d, d}, m.heads, mask,
-                                 options_for(ctx, weights));
-    return forward_output(m.out, heads, ctx);  // Concat(...) W^O
+    return packed_attention({qkv, 0, d}, {qkv, d, d}, {qkv, 2 * d, d}, m.heads, mask, options_for(ctx, weights));
   }
   std::vector<Var> p = split(qkv, {d, d, d}, 2);
   // head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)              [batch, heads, len, d_k]
   Var heads = attention_heads(m, split_heads(p[0], m.heads), split_heads(p[1], m.heads),
                               split_heads(p[2], m.heads), mask, options_for(ctx, weights));
-  // Concat(head_1, ..., head_h) W^O                            [batch, len, d_model]
-  return forward_output(m.out, merge_heads(heads), ctx);
+  return merge_heads(heads);  // Concat(head_1, ..., head_h)    [batch, len, d_model]
+}
+
+}  // namespace
+
+Var self_attention(const MultiHeadAttention& m, const Var& x, const AttentionMask& mask,
+                   const Context& ctx, Tensor* weights) {
+  // [Q K V] = x [W^Q; W^K; W^V]^T + b                         [batch, len, 3 d_model]
+  Var qkv = linear(x, m.W_in, m.b_in);
+  // MultiHead(x, x, x) = Concat(head_1, ..., head_h) W^O
+  return forward_output(m.out, self_attention_heads(m, qkv, mask, ctx, weights), ctx);
+}
+
+Tensor self_attention(const MultiHeadAttention& m, const Tensor& x, const RealRows& rows, const AttentionMask& mask) {
+  NoGrad no_grad;
+  // [Q K V] = x [W^Q; W^K; W^V]^T + b, the real rows only       [1, rows, 3 d_model]
+  Var qkv = linear(Var(x), m.W_in, m.b_in);
+  // each sentence's rows back in place for the heads            [batch, len, 3 d_model]
+  Var heads = self_attention_heads(m, Var(restore_padding(qkv.value(), rows)), mask, Context{}, nullptr);
+  // Concat(head_1, ..., head_h) W^O, the real rows              [1, rows, d_model]
+  return forward(m.out, Var(remove_padding(heads.value(), rows))).value();
 }
 
 Var cross_attention(const MultiHeadAttention& m, const Var& x, const Var& memory,
@@ -158,10 +173,13 @@ Var cross_attention(const MultiHeadAttention& m, const Var& x, const Var& memory
   return forward_output(m.out, merge_heads(heads), ctx);
 }
 
-void project_memory(const MultiHeadAttention& m, const Tensor& memory, Tensor* k, Tensor* v) {
+void project_memory(const MultiHeadAttention& m, const Tensor& memory, Tensor* k, Tensor* v, const RealRows* rows) {
   NoGrad no_grad;
   int64_t d = memory.size(2);
-  Var kv = linear(Var(memory), slice(m.W_in, 0, d, 3 * d), slice(m.b_in, 0, d, 3 * d));
+  // [K V] = memory [W^K; W^V]^T + b                            [batch, tk, 2 d_model]
+  Var kv = rows ? Var(restore_padding(linear(Var(remove_padding(memory, *rows)), slice(m.W_in, 0, d, 3 * d),
+                                             slice(m.b_in, 0, d, 3 * d)).value(), *rows))
+                : linear(Var(memory), slice(m.W_in, 0, d, 3 * d), slice(m.b_in, 0, d, 3 * d));
   std::vector<Var> p = split(kv, {d, d}, 2);
   *k = split_heads(p[0], m.heads).value().contiguous();
   *v = split_heads(p[1], m.heads).value().contiguous();

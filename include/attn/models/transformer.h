@@ -67,6 +67,10 @@ Tensor padding_mask(const Tensor& ids, int32_t pad_id);
 
 // src [batch, src_len] ids -> memory [batch, src_len, d_model].
 Var encode(const Transformer& m, const Tensor& src, const Context& ctx);
+// Inference: encode() with every position-wise layer over the real positions only (the padding
+// skipped, include/attn/ops/padding.h). Equal to encode() at the real positions, 0 at the padding,
+// which the decoder's attention never reads.
+Tensor encode_real_positions(const Transformer& m, const Tensor& src);
 // tgt_in [batch, tgt_len] ids (bos first) -> logits [batch, tgt_len, tgt_vocab].
 Var decode(const Transformer& m, const Tensor& tgt_in, const Var& memory, const Tensor& src_pad,
            const Context& ctx);

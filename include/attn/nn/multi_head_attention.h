@@ -12,6 +12,7 @@
 #include "attn/nn/attention_score.h"
 #include "attn/nn/layers.h"
 #include "attn/ops/attention.h"
+#include "attn/ops/padding.h"
 
 namespace attn {
 
@@ -37,14 +38,19 @@ struct KVCache {
 Var self_attention(const MultiHeadAttention& m, const Var& x, const AttentionMask& mask,
                    const Context& ctx, Tensor* weights = nullptr);
 
+// Inference: MultiHead(x, x, x) over the real positions of a padded batch only. x [1, rows, d]
+// holds them (include/attn/ops/padding.h); mask is the batch's padding. Returns [1, rows, d].
+Tensor self_attention(const MultiHeadAttention& m, const Tensor& x, const RealRows& rows, const AttentionMask& mask);
+
 // MultiHead(x, memory, memory): queries from x [batch, tq, d], keys and values from memory
 // [batch, tk, d] (the encoder-decoder attention).
 Var cross_attention(const MultiHeadAttention& m, const Var& x, const Var& memory,
                     const AttentionMask& mask, const Context& ctx, Tensor* weights = nullptr);
 
 // Inference only. The memory's keys and values, computed once per sentence:
-// [batch, heads, tk, d_k] each.
-void project_memory(const MultiHeadAttention& m, const Tensor& memory, Tensor* k, Tensor* v);
+// [batch, heads, tk, d_k] each. With rows (the real positions of memory), those only: 0 elsewhere.
+void project_memory(const MultiHeadAttention& m, const Tensor& memory, Tensor* k, Tensor* v,
+                    const RealRows* rows = nullptr);
 // One decoding step of self-attention: x [batch, 1, d]; appends this position's key and value to
 // the cache, attends over every cached position.
 Tensor self_attention_step(const MultiHeadAttention& m, const Tensor& x, KVCache& cache,
