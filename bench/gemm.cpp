@@ -273,7 +273,7 @@ void few_rows_table() {
     int64_t n, k;
   };
   const Case cases[] = {{512, 512}, {1536, 512}, {2048, 512}, {512, 2048}, {8000, 512}};
-  const int64_t ms[] = {1, 2, 4, 8, 16, 32};
+  const int64_t ms[] = {1, 2, 4, 8, 16, 32, 64, 128};
   std::printf("\nx W^T, W [N, K] streamed from memory (a new copy each call): weight GB/s, GFLOPS\n"
               "%5s %5s %5s | %-15s %-15s %-15s | dispatch\n", "M", "N", "K", "onednn_sgemm", "onednn_matmul",
               "few_rows");

@@ -1,5 +1,5 @@
 // x W^T for a few rows of x, reading W in place (include/attn/kernels/gemm_few_rows.h): tiles
-// of up to 4 rows of A against NR rows of W, dot products in vector lanes, one lane sum each.
+// of up to 6 rows of A against NR rows of W, dot products in vector lanes, then their lane sums.
 #include "attn/kernels/gemm_few_rows.h"
 
 #include <immintrin.h>
@@ -18,6 +18,15 @@ namespace attn {
 
 namespace {
 
+// out[i] = the sum of the 8 lanes of v[i], i < 8, by a tree of horizontal adds:
+// ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) for every vector.
+inline void sum8_256(const __m256* v, float* out) {
+  const __m256 t0 = _mm256_hadd_ps(v[0], v[1]), t1 = _mm256_hadd_ps(v[2], v[3]);
+  const __m256 t2 = _mm256_hadd_ps(v[4], v[5]), t3 = _mm256_hadd_ps(v[6], v[7]);
+  const __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);  // halves' sums of v0-3, v4-7
+  _mm256_storeu_ps(out, _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31)));
+}
+
 // The vector of this build: 16 floats (AVX-512) or 8 (AVX2).
 #if defined(__AVX512F__)
 struct Lanes {
@@ -28,7 +37,14 @@ struct Lanes {
   static V load(const float* p) { return _mm512_loadu_ps(p); }
   static V load_part(const float* p, int64_t left) { return _mm512_maskz_loadu_ps(detail::lane_mask(left), p); }
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-  static float sum(V a) { return _mm512_reduce_add_ps(a); }
+  // out[i] = the sum of v[i]'s lanes, i < 8: the two halves added, then as AVX2 does
+  static void sum8(const V* v, float* out) {
+    __m256 h[8];
+    for (int i = 0; i < 8; ++i)
+      h[i] = _mm256_add_ps(_mm512_castps512_ps256(v[i]),
+                           _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v[i]), 1)));
+    sum8_256(h, out);
+  }
 };
 #else
 struct Lanes {
@@ -39,20 +55,17 @@ struct Lanes {
   static V load(const float* p) { return _mm256_loadu_ps(p); }
   static V load_part(const float* p, int64_t left) { return _mm256_maskload_ps(p, detail::lane_mask8(left)); }
   static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-  static float sum(V a) {
-    const __m128 h = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-    const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
-  }
+  static void sum8(const V* v, float* out) { sum8_256(v, out); }
 };
 #endif
 using V = Lanes::V;
 
-constexpr int kMaxTileRows = 4;
-constexpr int64_t kMaxTiles = 64;  // of A's rows: m <= 256
+constexpr int kMaxTileRows = 6;
+constexpr int64_t kMaxTiles = 64;  // of A's rows: m <= 384
 // W rows a tile of MB rows of A takes: MB NR accumulators, NR W vectors and one A vector in the
 // registers (one W row at a time for MB = 1, whose W operands stay in memory).
 constexpr int kColsFor[kMaxTileRows] = {8, Lanes::kRegisters == 32 ? 6 : 4, Lanes::kRegisters == 32 ? 5 : 3,
+                                        Lanes::kRegisters == 32 ? 4 : 2, Lanes::kRegisters == 32 ? 4 : 2,
                                         Lanes::kRegisters == 32 ? 4 : 2};
 // W rows of one block: read from memory by the first tile of A's rows, from L2 by the others.
 constexpr int64_t kBlockBytes = int64_t{128} << 10;
@@ -65,11 +78,12 @@ struct Tile {
   const float* w;  // first W row (column of C) of the tile
   int64_t ldw;
   int64_t k;
+  bool prefetch;  // the next NR rows of W to L1 (when W comes from memory)
 };
 
 // sums[i NR + j] = lanes of sum_k A[i, k] W[j, k]. The loops over MB and NR are unrolled before
 // register allocation and the lane sums are apart, so that the accumulators stay in registers.
-template <int MB, int NR>
+template <int MB, int NR, bool Prefetch>
 [[gnu::noinline]] void accumulate(const Tile& t, V* sums) {
   V acc[MB][NR];
   #pragma GCC unroll 8
@@ -81,11 +95,13 @@ template <int MB, int NR>
     V w[NR];
     #pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) w[j] = Lanes::load(t.w + j * t.ldw + c);
-    #pragma GCC unroll 8
-    for (int j = 0; j < NR; ++j) _mm_prefetch(reinterpret_cast<const char*>(t.w + (NR + j) * t.ldw + c), _MM_HINT_T0);
+    if (Prefetch && (c & 15) == 0)
+      #pragma GCC unroll 8
+      for (int j = 0; j < NR; ++j) _mm_prefetch(reinterpret_cast<const char*>(t.w + (NR + j) * t.ldw + c), _MM_HINT_T0);
     #pragma GCC unroll 8
     for (int i = 0; i < MB; ++i) {
-      const V x = Lanes::load(t.a + i * t.lda + c);
+      V x = Lanes::load(t.a + i * t.lda + c);
+      asm("" : "+v"(x));  // one load of x into a register for the NR products
       #pragma GCC unroll 8
       for (int j = 0; j < NR; ++j) acc[i][j] = Lanes::fma(x, w[j], acc[i][j]);
     }
@@ -106,12 +122,19 @@ template <int MB, int NR>
 // C[i, j] = alpha sum + beta C[i, j] (C not read when beta is 0)
 template <int MB, int NR>
 void tile_kernel(const Tile& t, float alpha, float beta, float* c, int64_t ldc) {
-  V sums[MB * NR];
-  accumulate<MB, NR>(t, sums);
+  constexpr int kSums = (MB * NR + 7) / 8 * 8;  // whole groups of 8 for the lane sums
+  V sums[kSums];
+  for (int i = MB * NR; i < kSums; ++i) sums[i] = Lanes::zero();
+  if (t.prefetch)
+    accumulate<MB, NR, true>(t, sums);
+  else
+    accumulate<MB, NR, false>(t, sums);
+  float total[kSums];
+  for (int g = 0; g < kSums; g += 8) Lanes::sum8(sums + g, total + g);
   for (int i = 0; i < MB; ++i)
     for (int j = 0; j < NR; ++j) {
       float& out = c[i * ldc + j];
-      const float s = alpha * Lanes::sum(sums[i * NR + j]);
+      const float s = alpha * total[i * NR + j];
       out = beta == 0.0f ? s : s + beta * out;
     }
 }
@@ -132,7 +155,9 @@ TileFn tile_for(int mb, int nr) {
     case 1: return tile_for<1>(nr);
     case 2: return tile_for<2>(nr);
     case 3: return tile_for<3>(nr);
-    default: return tile_for<4>(nr);
+    case 4: return tile_for<4>(nr);
+    case 5: return tile_for<5>(nr);
+    default: return tile_for<6>(nr);
   }
 }
 
@@ -154,7 +179,7 @@ void run_columns(const GemmArgs& g, int64_t j0, int64_t j1) {
       const int cols = kColsFor[mb - 1];
       for (int64_t j = b; j < b1; j += cols) {
         const int n = static_cast<int>(std::min<int64_t>(cols, b1 - j));
-        const Tile tile{g.a + i0 * g.lda, g.lda, g.b + j * g.ldb, g.ldb, g.k};
+        const Tile tile{g.a + i0 * g.lda, g.lda, g.b + j * g.ldb, g.ldb, g.k, t == 0};
         tile_for(mb, n)(tile, g.alpha, g.beta, g.c + i0 * g.ldc + j, g.ldc);
       }
     }

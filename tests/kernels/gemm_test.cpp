@@ -167,7 +167,7 @@ TEST(Gemm, FewRowsKernel) {
   if (!few_rows_available()) GTEST_SKIP() << "built without AVX-512 or AVX2 + FMA";
   const Runner few{"few_rows", [](const GemmArgs& g) { gemm(g, GemmBackend::few_rows); }};
   int variant = 0;
-  for (int64_t m : {1, 2, 3, 4, 5, 7, 8, 9, 13})
+  for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17})
     for (int64_t n : {1, 9, 37, 300})
       for (int64_t k : {1, 7, 16, 17, 64, 513}) {
         const float alphas[] = {1.0f, -0.5f, 2.0f}, betas[] = {0.0f, 1.0f, -0.75f};
@@ -197,9 +197,9 @@ TEST(Gemm, FewRowsSameBitsWhateverM) {
 TEST(Gemm, DispatchRules) {
   if (few_rows_available()) {
     EXPECT_EQ(gemm_dispatch({false, true, 1, 512, 512}), GemmBackend::few_rows);
-    EXPECT_EQ(gemm_dispatch({false, true, 8, 8000, 512}), GemmBackend::few_rows);
+    EXPECT_EQ(gemm_dispatch({false, true, 16, 8000, 512}), GemmBackend::few_rows);
   }
-  EXPECT_EQ(gemm_dispatch({false, true, 9, 8000, 512}), GemmBackend::onednn);
+  EXPECT_EQ(gemm_dispatch({false, true, 17, 8000, 512}), GemmBackend::onednn_matmul);
   EXPECT_EQ(gemm_dispatch({false, false, 1, 512, 512}), GemmBackend::onednn);
   EXPECT_EQ(gemm_dispatch({false, true, 4096, 2048, 512}), GemmBackend::onednn);
   EXPECT_EQ(gemm_dispatch({false, true, 32, 8000, 512}), GemmBackend::onednn_matmul);

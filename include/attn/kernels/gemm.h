@@ -5,8 +5,8 @@
 // naive triple loop the tests compare it with.
 //
 // Backend (measured, docs/performance.md): oneDNN for everything (dnnl_sgemm; its matmul
-// primitive for x W^T with 16 <= M <= 32 and for weight gradients A^T B over K >= 1024 rows, see
-// gemm_dispatch). Debian's oneDNN runs on the
+// primitive for x W^T with 16 < M <= 32 and for weight gradients A^T B over K >= 1024 rows, see
+// gemm_dispatch), but x W^T with M <= 16: attn's gemm_few_rows. Debian's oneDNN runs on the
 // same OpenMP (libgomp) threads as attn's own loops, so the two never oversubscribe the cores;
 // it is 1.5-2x faster than Debian's OpenBLAS here (OPENBLAS_CORETYPE=Haswell) on the
 // Transformer's shapes, and as fast as a gemv for M == 1. OpenBLAS (pthread build) is kept out
