@@ -76,7 +76,8 @@ const char* backend_name(GemmBackend b) {
 
 // Measured (docs/performance.md): dnnl_sgemm everywhere, except
 // - x W^T with M <= 16 (decoding at batch 1, a beam of 4, the last sentences of a batch), where
-//   gemm_few_rows reads W in place: 1.1-2.5x dnnl_sgemm with W streamed from memory (Zen 3);
+//   gemm_few_rows reads W in place: 0.9-2.1x dnnl_sgemm with W streamed from memory (Zen 3;
+//   1.4-2.1x at M = 2 and 4, bench_gemm --few-rows);
 // - x W^T with 16 <= M <= 32 (a decoding step of a few sentences times beams, weights in
 //   PyTorch's [out, in] layout), where the matmul primitive is 1.2-1.7x faster on 2 threads (and
 //   0.9-1.3x on 1);
