@@ -280,12 +280,14 @@ void few_rows_table() {
   for (const Case& c : cases)
     for (int64_t m : ms) {
       const int64_t bytes = c.n * c.k * 4, copies = std::max<int64_t>(2, (int64_t{256} << 20) / bytes);
-      std::vector<float> w(static_cast<size_t>(copies * c.n * c.k)), x(static_cast<size_t>(m * c.k)), y(static_cast<size_t>(m * c.n));
+      std::vector<float> w(static_cast<size_t>(copies * c.n * c.k)), x(static_cast<size_t>(m * c.k)),
+          y(static_cast<size_t>(m * c.n));
       for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 11) * 0.125f - 0.625f;
       for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 17) * 0.0625f - 0.5f;
       int64_t next = 0;
       auto call = [&](GemmBackend b) {
-        const GemmArgs g{false, true, m, c.n, c.k, 1.0f, 0.0f, x.data(), c.k, w.data() + next * c.n * c.k, c.k, y.data(), c.n};
+        const float* wn = w.data() + next * c.n * c.k;
+        const GemmArgs g{false, true, m, c.n, c.k, 1.0f, 0.0f, x.data(), c.k, wn, c.k, y.data(), c.n};
         next = (next + 1) % copies;
         attn::gemm(g, b);
       };

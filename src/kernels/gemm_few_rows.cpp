@@ -95,9 +95,10 @@ template <int MB, int NR, bool Prefetch>
     V w[NR];
     #pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) w[j] = Lanes::load(t.w + j * t.ldw + c);
-    if (Prefetch && (c & 15) == 0)
+    if (Prefetch && (c & 15) == 0)  // once per 64-byte line of each row
       #pragma GCC unroll 8
-      for (int j = 0; j < NR; ++j) _mm_prefetch(reinterpret_cast<const char*>(t.w + (NR + j) * t.ldw + c), _MM_HINT_T0);
+      for (int j = 0; j < NR; ++j)
+        _mm_prefetch(reinterpret_cast<const char*>(t.w + (NR + j) * t.ldw + c), _MM_HINT_T0);
     #pragma GCC unroll 8
     for (int i = 0; i < MB; ++i) {
       V x = Lanes::load(t.a + i * t.lda + c);

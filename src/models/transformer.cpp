@@ -74,7 +74,9 @@ Var encoder_stack(const Transformer& m, Var x, const Context& ctx, Attend attend
 Var encode(const Transformer& m, const Tensor& src, const Context& ctx) {
   AttentionMask mask{padding_mask(src, m.config.pad_id), false};
   return encoder_stack(m, embed(m, m.src_embed, src, 0, ctx), ctx,
-                       [&](const MultiHeadAttention& a, const Var& h, const Context& c) { return self_attention(a, h, mask, c); });
+                       [&](const MultiHeadAttention& a, const Var& h, const Context& c) {
+                         return self_attention(a, h, mask, c);
+                       });
 }
 
 Tensor encode_real_positions(const Transformer& m, const Tensor& src) {

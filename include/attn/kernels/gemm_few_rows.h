@@ -9,10 +9,10 @@
 //
 // Why: at m <= 8 a decoding step of the base model reads its 104 MB of weights once and does
 // little arithmetic on them, so it is bound by memory; dnnl_sgemm packs its operands at every
-// call and streams W at 11-14 GB/s at m = 2-4, where this kernel reaches 17-31. Measured (bench_gemm --few-rows, W streamed from
-// memory, 2 threads, Zen 3): against dnnl_sgemm 1.4-2.1x at m = 2 and 4, 1.05-1.5x at 8,
-// 1.1-1.3x at 16, 0.9-1.25x at 1 (bound by memory either way), even at 32 (so gemm() keeps oneDNN
-// past 16). Details: docs/performance.md.
+// call and streams W at 11-14 GB/s at m = 2-4, where this kernel reaches 16-31.
+// Measured (bench_gemm --few-rows, W streamed from memory, 2 threads, Zen 3): against dnnl_sgemm
+// 1.4-2.1x at m = 2 and 4, 1.05-1.5x at 8, 1.1-1.3x at 16, 0.9-1.25x at 1 (bound by memory
+// either way), even at 32 (so gemm() keeps oneDNN past 16). Details: docs/performance.md.
 // The columns are split among the threads (when not already inside a parallel region).
 // Built for AVX-512 or AVX2 + FMA (few_rows_available()); elsewhere gemm() keeps dnnl_sgemm.
 // A row's result does not depend on m (each dot product's order is fixed).
