@@ -70,7 +70,7 @@ using Lanes = __m256;
 constexpr int64_t kLanes = 8;
 constexpr int64_t kQWidth = 64;  // q in at most 8 registers at a time
 inline Lanes zero_lanes() { return _mm256_setzero_ps(); }
-inline Lanes load_lanes(const float* p, int64_t left) { return _mm256_maskload_ps(p, lane_mask8(left)); }
+inline Lanes load_lanes(const float* p, int64_t left) { return detail::load8(p, left, lane_mask8(left)); }
 inline Lanes fma_lanes(Lanes a, Lanes b, Lanes c) { return _mm256_fmadd_ps(a, b, c); }
 
 template <typename Rows>
@@ -83,10 +83,18 @@ void weighted(const float* p, const Rows& values, int64_t rows, int64_t dk, floa
       acc[c] = _mm256_setzero_ps();
       mask[c] = lane_mask8(width - 8 * c);
     }
-    for (int64_t j = 0; j < rows; ++j) {
-      const __m256 pj = _mm256_set1_ps(p[j]);
-      const float* vj = values(j) + c0;
-      for (int64_t c = 0; c < chunks; ++c) acc[c] = _mm256_fmadd_ps(pj, _mm256_maskload_ps(vj + c * 8, mask[c]), acc[c]);
+    if (width == 64) {  // whole chunks: plain loads
+      for (int64_t j = 0; j < rows; ++j) {
+        const __m256 pj = _mm256_set1_ps(p[j]);
+        const float* vj = values(j) + c0;
+        for (int64_t c = 0; c < 8; ++c) acc[c] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + c * 8), acc[c]);
+      }
+    } else {
+      for (int64_t j = 0; j < rows; ++j) {
+        const __m256 pj = _mm256_set1_ps(p[j]);
+        const float* vj = values(j) + c0;
+        for (int64_t c = 0; c < chunks; ++c) acc[c] = _mm256_fmadd_ps(pj, _mm256_maskload_ps(vj + c * 8, mask[c]), acc[c]);
+      }
     }
     for (int64_t c = 0; c < chunks; ++c) _mm256_maskstore_ps(out + c0 + c * 8, mask[c], acc[c]);
   }

@@ -28,5 +28,18 @@ inline __m256i lane_mask8(int64_t left) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(covered), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
+// The 8 floats at p with the lanes of `mask` (lane_mask8(left)), 0 elsewhere; a plain load when
+// all 8 are covered: a masked load or store runs at a fraction of the plain one's rate on some
+// CPUs (AMD's), and row bodies are whole chunks.
+inline __m256 load8(const float* p, int64_t left, __m256i mask) {
+  return left >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, mask);
+}
+inline void store8(float* p, int64_t left, __m256i mask, __m256 v) {
+  if (left >= 8)
+    _mm256_storeu_ps(p, v);
+  else
+    _mm256_maskstore_ps(p, mask, v);
+}
+
 }  // namespace attn::detail
 #endif

@@ -78,6 +78,8 @@ void exp_affine(const float* x, float* y, int64_t n, float shift, float a, float
 namespace {
 
 using detail::lane_mask8;
+using detail::load8;
+using detail::store8;
 
 // exp as exp16 above, 8 lanes; 2^n by building the exponent bits, in two halves so that n = 128
 // (x in [88.37, 88.72], a finite result) and n < -126 scale correctly.
@@ -120,7 +122,7 @@ inline float lane_max8(__m256 v) {
 // exp(x_i - shift) of the 8 floats at x + i (0 in lanes past n)
 inline __m256 exp_chunk(const float* x, int64_t i, int64_t n, __m256 shift, __m256i* mask) {
   *mask = lane_mask8(n - i);
-  const __m256 e = exp8(_mm256_sub_ps(_mm256_maskload_ps(x + i, *mask), shift));
+  const __m256 e = exp8(_mm256_sub_ps(load8(x + i, n - i, *mask), shift));
   return _mm256_and_ps(e, _mm256_castsi256_ps(*mask));
 }
 
@@ -131,7 +133,7 @@ float max_of(const float* x, int64_t n) {
   __m256 m = lowest;
   for (int64_t i = 0; i < n; i += 8) {
     const __m256i k = lane_mask8(n - i);
-    m = _mm256_max_ps(m, _mm256_blendv_ps(lowest, _mm256_maskload_ps(x + i, k), _mm256_castsi256_ps(k)));
+    m = _mm256_max_ps(m, _mm256_blendv_ps(lowest, load8(x + i, n - i, k), _mm256_castsi256_ps(k)));
   }
   return lane_max8(m);
 }
@@ -150,7 +152,7 @@ float exp_shifted(const float* x, float* y, int64_t n, float shift) {
   __m256i k;
   for (int64_t i = 0; i < n; i += 8) {
     const __m256 e = exp_chunk(x, i, n, sh, &k);
-    _mm256_maskstore_ps(y + i, k, e);
+    store8(y + i, n - i, k, e);
     s = _mm256_add_ps(s, e);
   }
   return lane_sum8(s);
@@ -161,8 +163,8 @@ void exp_affine(const float* x, float* y, int64_t n, float shift, float a, float
   __m256i k;
   for (int64_t i = 0; i < n; i += 8) {
     __m256 v = _mm256_fmadd_ps(va, exp_chunk(x, i, n, sh, &k), vc);
-    if (accumulate) v = _mm256_add_ps(v, _mm256_maskload_ps(y + i, k));
-    _mm256_maskstore_ps(y + i, k, v);
+    if (accumulate) v = _mm256_add_ps(v, load8(y + i, n - i, k));
+    store8(y + i, n - i, k, v);
   }
 }
 

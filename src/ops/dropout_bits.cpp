@@ -124,11 +124,11 @@ void dropout_row(const float* x, const float* bias, float* y, int64_t cols, bool
     for (int h = 0; h < 4 && 8 * h < count; ++h) {
       const int64_t c = j + 8 * h;
       const __m256i lanes = detail::lane_mask8(cols - c);
-      __m256 v = _mm256_maskload_ps(x + c, lanes);
-      if (bias) v = _mm256_add_ps(v, _mm256_maskload_ps(bias + c, lanes));
+      __m256 v = detail::load8(x + c, cols - c, lanes);
+      if (bias) v = _mm256_add_ps(v, detail::load8(bias + c, cols - c, lanes));
       __m256 m = _mm256_and_ps(bit_lanes(word >> (8 * h)), _mm256_castsi256_ps(lanes));
       if (relu) m = _mm256_and_ps(m, _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GT_OQ));
-      _mm256_maskstore_ps(y + c, lanes, _mm256_and_ps(m, _mm256_mul_ps(v, keep)));
+      detail::store8(y + c, cols - c, lanes, _mm256_and_ps(m, _mm256_mul_ps(v, keep)));
       out |= static_cast<uint32_t>(_mm256_movemask_ps(m)) << (8 * h);
     }
     word = out;
@@ -161,8 +161,8 @@ void dropout_row_backward(const float* dy, const uint32_t* bits, float keep, flo
     for (int h = 0; h < 4 && j + 8 * h < cols; ++h) {
       const int64_t c = j + 8 * h;
       const __m256i lanes = detail::lane_mask8(cols - c);
-      const __m256 g = _mm256_maskload_ps(dy + c, lanes);
-      _mm256_maskstore_ps(dx + c, lanes, _mm256_and_ps(bit_lanes(word >> (8 * h)), _mm256_mul_ps(g, k)));
+      const __m256 g = detail::load8(dy + c, cols - c, lanes);
+      detail::store8(dx + c, cols - c, lanes, _mm256_and_ps(bit_lanes(word >> (8 * h)), _mm256_mul_ps(g, k)));
     }
 #else
     const int64_t count = std::min<int64_t>(32, cols - j);
