@@ -96,7 +96,7 @@ void weighted(const float* p, const Rows& values, int64_t rows, int64_t dk, floa
         for (int64_t c = 0; c < chunks; ++c) acc[c] = _mm256_fmadd_ps(pj, _mm256_maskload_ps(vj + c * 8, mask[c]), acc[c]);
       }
     }
-    for (int64_t c = 0; c < chunks; ++c) _mm256_maskstore_ps(out + c0 + c * 8, mask[c], acc[c]);
+    for (int64_t c = 0; c < chunks; ++c) detail::store8(out + c0 + c * 8, width - 8 * c, mask[c], acc[c]);
   }
 }
 

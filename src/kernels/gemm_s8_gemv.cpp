@@ -240,8 +240,9 @@ void tile_kernel(const Tile& t) {
     for (int h = 0; h < 2; ++h) {
       const int64_t col = p * kPanel + h * 8;
       if (col >= t.columns) return;
-      const __m256i mask = detail::lane_mask8(t.columns - col);
-      const __m256 sw = _mm256_maskload_ps(t.sw + col, mask);
+      const int64_t left = t.columns - col;
+      const __m256i mask = detail::lane_mask8(left);
+      const __m256 sw = detail::load8(t.sw + col, left, mask);
       const __m256i comp = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.comp + col));
       for (int i = 0; i < MB; ++i) {
         const __m256 a = _mm256_cvtepi32_ps(_mm256_sub_epi32(sums[(i * NB + p) * 2 + h], comp));
@@ -249,10 +250,10 @@ void tile_kernel(const Tile& t) {
         float* y = t.y + i * t.ldy + col;
         // as the AVX-512 kernel and gemm_packed's oneDNN path
         const __m256 out =
-            t.bias != nullptr ? _mm256_fmadd_ps(scale, a, _mm256_maskload_ps(t.bias + col, mask))
+            t.bias != nullptr ? _mm256_fmadd_ps(scale, a, detail::load8(t.bias + col, left, mask))
             : t.beta == 0.0f  ? _mm256_mul_ps(scale, a)
-                              : _mm256_fmadd_ps(scale, a, _mm256_mul_ps(beta, _mm256_maskload_ps(y, mask)));
-        _mm256_maskstore_ps(y, mask, out);
+                              : _mm256_fmadd_ps(scale, a, _mm256_mul_ps(beta, detail::load8(y, left, mask)));
+        detail::store8(y, left, mask, out);
       }
     }
 }
