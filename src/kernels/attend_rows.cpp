@@ -73,6 +73,20 @@ inline Lanes zero_lanes() { return _mm256_setzero_ps(); }
 inline Lanes load_lanes(const float* p, int64_t left) { return detail::load8(p, left, lane_mask8(left)); }
 inline Lanes fma_lanes(Lanes a, Lanes b, Lanes c) { return _mm256_fmadd_ps(a, b, c); }
 
+// acc[c] += sum_j p_j v_j[c0 + 8 c ...] over `chunks` chunks of 8 (the lanes of mask[c]); Whole:
+// all 8 chunks full, plain loads (a masked load runs at a fraction of the rate on some CPUs).
+template <bool Whole, typename Rows>
+void add_weighted_rows(const float* p, const Rows& values, int64_t rows, int64_t c0, int64_t chunks,
+                       const __m256i* mask, __m256* acc) {
+  for (int64_t j = 0; j < rows; ++j) {
+    const __m256 pj = _mm256_set1_ps(p[j]);
+    const float* vj = values(j) + c0;
+    for (int64_t c = 0; c < (Whole ? 8 : chunks); ++c)
+      acc[c] = _mm256_fmadd_ps(pj, Whole ? _mm256_loadu_ps(vj + c * 8) : _mm256_maskload_ps(vj + c * 8, mask[c]),
+                               acc[c]);
+  }
+}
+
 template <typename Rows>
 void weighted(const float* p, const Rows& values, int64_t rows, int64_t dk, float* out) {
   for (int64_t c0 = 0; c0 < dk; c0 += 64) {  // up to 8 accumulators
@@ -83,19 +97,10 @@ void weighted(const float* p, const Rows& values, int64_t rows, int64_t dk, floa
       acc[c] = _mm256_setzero_ps();
       mask[c] = lane_mask8(width - 8 * c);
     }
-    if (width == 64) {  // whole chunks: plain loads
-      for (int64_t j = 0; j < rows; ++j) {
-        const __m256 pj = _mm256_set1_ps(p[j]);
-        const float* vj = values(j) + c0;
-        for (int64_t c = 0; c < 8; ++c) acc[c] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + c * 8), acc[c]);
-      }
-    } else {
-      for (int64_t j = 0; j < rows; ++j) {
-        const __m256 pj = _mm256_set1_ps(p[j]);
-        const float* vj = values(j) + c0;
-        for (int64_t c = 0; c < chunks; ++c) acc[c] = _mm256_fmadd_ps(pj, _mm256_maskload_ps(vj + c * 8, mask[c]), acc[c]);
-      }
-    }
+    if (width == 64)
+      add_weighted_rows<true>(p, values, rows, c0, chunks, mask, acc);
+    else
+      add_weighted_rows<false>(p, values, rows, c0, chunks, mask, acc);
     for (int64_t c = 0; c < chunks; ++c) detail::store8(out + c0 + c * 8, width - 8 * c, mask[c], acc[c]);
   }
 }
