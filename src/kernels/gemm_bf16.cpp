@@ -10,11 +10,41 @@
 #include "attn/kernels/bf16.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/onednn_rows.h"
+#include "attn/kernels/precision.h"
 #include "gemm_backends.h"
 
 namespace attn {
 
 namespace {
+
+// The stored bf16 [rows, cols] matrix (leading dimension ld) widened, exactly, into f32 rows of
+// `out` that are `padded` floats apart.
+void widen_rows(const uint16_t* src, int64_t rows, int64_t cols, int64_t ld, int64_t padded,
+                std::vector<float>& out) {
+  if (out.size() < static_cast<size_t>(rows * padded)) out.resize(rows * padded);
+  float* dst = out.data();
+#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 16))
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j) dst[r * padded + j] = bf16_to_float(src[r * ld + j]);
+}
+
+// A row length for f32 copies that keeps rows off multiples of 4 KB apart, whose cache sets
+// alias in oneDNN's packing (gemm.cpp: half speed on Zen 3).
+int64_t unaliased(int64_t cols) { return cols % 1024 == 0 ? cols + 16 : std::max<int64_t>(cols, 1); }
+
+// bf16 products on a CPU whose oneDNN has no bf16 matmul (AVX2): the operands widened to f32,
+// which is exact, and multiplied through attn::gemm, so the product takes fp32's kernels and
+// dispatch (gemm_few_rows, dnnl_sgemm, the matmul primitive) and differs from fp32 only in the
+// rounded inputs.
+void gemm_bf16_widened(const GemmBf16Args& g) {
+  thread_local std::vector<float> a32, b32;
+  const int64_t a_rows = g.trans_a ? g.k : g.m, a_cols = g.trans_a ? g.m : g.k;
+  const int64_t b_rows = g.trans_b ? g.n : g.k, b_cols = g.trans_b ? g.k : g.n;
+  const int64_t lda = unaliased(a_cols), ldb = unaliased(b_cols);
+  widen_rows(g.a, a_rows, a_cols, g.lda, lda, a32);
+  widen_rows(g.b, b_rows, b_cols, g.ldb, ldb, b32);
+  gemm({g.trans_a, g.trans_b, g.m, g.n, g.k, g.alpha, g.beta, a32.data(), lda, b32.data(), ldb, g.c, g.ldc});
+}
 
 // Rounds the stored [rows, cols] matrix (leading dimension ld) into `out`, packed (ld = cols).
 void pack_bf16(const float* src, int64_t rows, int64_t cols, int64_t ld, std::vector<uint16_t>& out) {
@@ -42,6 +72,7 @@ void gemm_bf16(const GemmBf16Args& g) {
       }
     return;
   }
+  if (!onednn_has_bf16_matmul()) return gemm_bf16_widened(g);
   // The rows in a multiple of 64, then the rest (onednn_rows.h): rows of A start `head` rows
   // down, or `head` columns along when A is stored transposed.
   const int64_t head = onednn_head_rows(g.m);

@@ -16,6 +16,7 @@
 
 #include "attn/error.h"
 #include "attn/kernels/bf16.h"
+#include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/gemm_s8_gemv.h"
 
@@ -240,25 +241,24 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
     return gemm_packed(h, w);
   }
   if (w.precision == Precision::bf16) {
-    // x rounded to bf16 (and widened back to f32 where oneDNN has no bf16 matmul)
-    void* x16 = nullptr;
-    size_t width = 2;
-    if (onednn_has_bf16_matmul()) {
-      uint16_t* x = thread_buffer<uint16_t>(1, m * k);
-      for (int64_t r = 0; r < m; ++r) round_to_bf16(g.x + r * g.ldx, x + r * k, k);
-      x16 = x;
-    } else {
+    // x rounded to bf16 (kept as f32 where oneDNN has no bf16 matmul)
+    if (!onednn_has_bf16_matmul()) {
+      // f32 products of the rounded values through attn::gemm, whose dispatch suits every m
+      // (gemm_few_rows for decoding, dnnl_sgemm for large m) better than the matmul primitive
       float* x = thread_buffer<float>(1, m * k);
-      for (int64_t r = 0; r < m; ++r) round_through_bf16(g.x + r * g.ldx, x + r * k, k);
-      x16 = x;
-      width = 4;
+      if (g.ldx == k) round_through_bf16(g.x, x, m * k);  // in parallel when large
+      else for (int64_t r = 0; r < m; ++r) round_through_bf16(g.x + r * g.ldx, x + r * k, k);
+      return gemm({false, true, m, n, k, 1.0f, g.beta, x, k, w.bf16_f32.data(), k, g.y, g.ldy});
     }
+    uint16_t* x16 = thread_buffer<uint16_t>(1, m * k);
+    if (g.ldx == k) round_to_bf16(g.x, x16, m * k);
+    else for (int64_t r = 0; r < m; ++r) round_to_bf16(g.x + r * g.ldx, x16 + r * k, k);
     // the rows in a multiple of 64 and the rest apart (onednn_rows.h)
     const int64_t head = onednn_head_rows(m);
     run(*cached_primitive(w.precision, head, n, k, g.ldy, g.beta), w, x16, g.y);
     if (head < m)
       run(*cached_primitive(w.precision, m - head, n, k, g.ldy, g.beta), w,
-          static_cast<char*>(x16) + head * k * width, g.y + head * g.ldy);
+          x16 + head * k, g.y + head * g.ldy);
     return;
   }
   // int8 through oneDNN: m rounded up with zero rows (s8_padded_rows), so that a decoding batch

@@ -36,36 +36,48 @@ void affine_product(Affine& a, const Tensor& W, float beta, bool grad, const flo
     gemm_packed(g, *w);
     return;
   }
-  a.x16 = to_bf16(a.xv);
-  a.w16 = to_bf16(a.wv);
-  gemm_bf16(GemmBf16Args{false, true, a.rows, a.out_features, a.in, 1.0f, beta, a.x16.data<uint16_t>(),
-                         a.in, a.w16.data<uint16_t>(), a.in, a.out.data<float>(), a.out_features});
+  a.x16 = round_operand(a.xv);
+  a.w16 = round_operand(a.wv);
+  gemm_rounded(false, true, a.rows, a.out_features, a.in, beta, a.x16, a.in, a.w16, a.in, a.out.data<float>(),
+               a.out_features);
 }
 
 // dx = dy W;  dW = dy^T x  in bf16: dy rounded once, x and W as the forward rounded them.
 void affine_backward_bf16(const Var& x, const Var& W, const Affine& a, const float* G) {
-  Tensor g16 = Tensor::empty({a.rows, a.out_features}, DType::bf16);
-  round_to_bf16(G, g16.data<uint16_t>(), a.rows * a.out_features);
-  const uint16_t* G16 = g16.data<uint16_t>();
+  const Tensor g16 = round_operand(G, {a.rows, a.out_features});
   float beta = 0.0f;
   if (x.requires_grad()) {
     float* gx = detail::grad_target(x, &beta);
-    gemm_bf16(GemmBf16Args{false, false, a.rows, a.in, a.out_features, 1.0f, beta, G16, a.out_features,
-                           a.w16.data<uint16_t>(), a.in, gx, a.in});
+    gemm_rounded(false, false, a.rows, a.in, a.out_features, beta, g16, a.out_features, a.w16, a.in, gx, a.in);
   }
   if (W.requires_grad()) {
     float* gW = detail::grad_target(W, &beta);
-    gemm_bf16(GemmBf16Args{true, false, a.out_features, a.in, a.rows, 1.0f, beta, G16, a.out_features,
-                           a.x16.data<uint16_t>(), a.in, gW, a.in});
+    gemm_rounded(true, false, a.out_features, a.in, a.rows, beta, g16, a.out_features, a.x16, a.in, gW, a.in);
   }
 }
 
 }  // namespace
 
-Tensor to_bf16(const Tensor& t) {
-  Tensor out = Tensor::empty(t.shape(), DType::bf16);
-  round_to_bf16(t.data<float>(), out.data<uint16_t>(), t.numel());
+Tensor round_operand(const float* src, const Shape& shape) {
+  if (onednn_has_bf16_matmul()) {
+    Tensor out = Tensor::empty(shape, DType::bf16);
+    round_to_bf16(src, out.data<uint16_t>(), out.numel());
+    return out;
+  }
+  Tensor out = Tensor::empty(shape);
+  round_through_bf16(src, out.data<float>(), out.numel());
   return out;
+}
+
+Tensor round_operand(const Tensor& t) { return round_operand(t.data<float>(), t.shape()); }
+
+void gemm_rounded(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float beta, const Tensor& A,
+                  int64_t lda, const Tensor& B, int64_t ldb, float* C, int64_t ldc) {
+  check(A.dtype() == B.dtype(), "gemm_rounded: operands of different dtypes");
+  if (A.dtype() == DType::bf16)
+    return gemm_bf16(GemmBf16Args{trans_a, trans_b, m, n, k, 1.0f, beta, A.data<uint16_t>(), lda,
+                                  B.data<uint16_t>(), ldb, C, ldc});
+  gemm({trans_a, trans_b, m, n, k, 1.0f, beta, A.data<float>(), lda, B.data<float>(), ldb, C, ldc});
 }
 
 Affine affine_forward(const Var& x, const Var& W, const Var& b, bool grad) {

@@ -112,15 +112,21 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   // bf16: both operands rounded once, the copies kept for the backward. int8 applies to the
   // weights of linear layers only: products of activations stay f32 (as in CTranslate2).
   if (current_precision() == Precision::bf16) {
-    Tensor a16 = detail::to_bf16(av), b16 = detail::to_bf16(bv);
-    matmul_forward(a16.data<uint16_t>(), b16.data<uint16_t>(), out.data<float>(), d, trans_a, trans_b);
+    Tensor a16 = detail::round_operand(av), b16 = detail::round_operand(bv);
+    if (a16.dtype() == DType::bf16)
+      matmul_forward(a16.data<uint16_t>(), b16.data<uint16_t>(), out.data<float>(), d, trans_a, trans_b);
+    else
+      matmul_forward(a16.data<float>(), b16.data<float>(), out.data<float>(), d, trans_a, trans_b);
     Var y = make_output(out, grad);
     if (!grad) return y;
     record_backward([a, b, a16, b16, y, d, trans_a, trans_b]() mutable {
       if (!y.grad().defined()) return;
-      Tensor g16 = detail::to_bf16(y.grad().contiguous());
-      matmul_backward(a, b, a16.data<uint16_t>(), b16.data<uint16_t>(), g16.data<uint16_t>(), d,
-                      trans_a, trans_b);
+      Tensor g16 = detail::round_operand(y.grad().contiguous());
+      if (g16.dtype() == DType::bf16)
+        matmul_backward(a, b, a16.data<uint16_t>(), b16.data<uint16_t>(), g16.data<uint16_t>(), d, trans_a,
+                        trans_b);
+      else
+        matmul_backward(a, b, a16.data<float>(), b16.data<float>(), g16.data<float>(), d, trans_a, trans_b);
     });
     return y;
   }

@@ -372,6 +372,10 @@ TEST(Bf16, GemmMatchesReference) {
       expect_bf16_matches({ta, tb, 300, 40, 33, 1.5f, -0.5f, 7});  // 256 rows, then 44 (onednn_rows.h)
     }
   expect_bf16_matches({false, false, 3, 4, 0, 1.0f, 0.5f});
+  // where oneDNN has no bf16 matmul, the widened operands take attn::gemm's dispatch: few rows
+  // (gemm_few_rows), and a weight gradient whose rows are 4 KB apart (widened into longer rows)
+  expect_bf16_matches({false, true, 5, 48, 80, 1.0f, 0.0f, 3});
+  expect_bf16_matches({true, false, 64, 1024, 1024, 1.0f, 1.0f});
 }
 
 TEST(Bf16, Bf16BuffersEqualF32Form) {
