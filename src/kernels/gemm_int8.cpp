@@ -18,6 +18,7 @@
 #include "attn/kernels/bf16.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_int8.h"
+#include "attn/kernels/gemm_panels.h"
 #include "attn/kernels/gemm_s8_gemv.h"
 
 namespace attn {
@@ -53,6 +54,7 @@ struct PackedWeight {
   std::vector<int8_t> s8;      // [n, k], row-major (int8 without panels)
   std::vector<float> scales;   // [n] (int8)
   S8Panels panels;             // s8 in VNNI panels for small m (int8, when s8_gemv_available())
+  F32Panels f32;               // fp32: the weight in panels (gemm_panels.h)
 
   // The weight as the matmul's [k, n] operand in `layout`, reordered on first request.
   const memory& in_layout(const memory::desc& layout) const {
@@ -80,14 +82,15 @@ struct PackedWeight {
 };
 
 std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int64_t n, int64_t k, int64_t ldw) {
-  check(p == Precision::bf16 || p == Precision::int8, "pack_weight: precision must be bf16 or int8, got ",
-        precision_name(p));
+  check(p != Precision::fp32 || f32_panels_available(), "pack_weight: no fp32 panels in this build");
   check(n >= 1 && k >= 1 && ldw >= k, "pack_weight: bad weight n=", n, " k=", k, " ldw=", ldw);
   auto pw = std::make_shared<PackedWeight>();
   pw->precision = p;
   pw->n = n;
   pw->k = k;
-  if (p == Precision::int8) {
+  if (p == Precision::fp32) {
+    pw->f32 = pack_f32_panels(w, n, k, ldw);
+  } else if (p == Precision::int8) {
     pw->s8.resize(n * k);
     pw->scales.resize(n);
     quantize_rows_s8(w, n, k, ldw, pw->s8.data(), pw->scales.data(), int8_weight_max());
@@ -233,13 +236,14 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
   check(g.bias == nullptr || g.beta == 0.0f, "gemm_packed: a bias replaces beta y (beta must be 0, got ", g.beta, ")");
   if (m == 0) return;
   if (uses_s8_gemv(g, w)) return gemm_packed_vnni(g, w);
-  if (w.precision == Precision::bf16 && g.bias != nullptr) {  // y = bias, then y += x W^T
+  if (w.precision != Precision::int8 && g.bias != nullptr) {  // y = bias, then y += x W^T
     for (int64_t r = 0; r < m; ++r) std::copy(g.bias, g.bias + n, g.y + r * g.ldy);
     PackedGemmArgs h = g;
     h.bias = nullptr;
     h.beta = 1.0f;
     return gemm_packed(h, w);
   }
+  if (w.precision == Precision::fp32) return gemm_f32_panels(m, g.x, g.ldx, w.f32, g.beta, g.y, g.ldy);
   if (w.precision == Precision::bf16) {
     // x rounded to bf16 (kept as f32 where oneDNN has no bf16 matmul)
     if (!onednn_has_bf16_matmul()) {

@@ -8,6 +8,7 @@
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_int8.h"
+#include "attn/kernels/gemm_panels.h"
 #include "attn/kernels/precision.h"
 #include "grad_target.h"
 
@@ -19,6 +20,12 @@ namespace {
 // operands for it; int8 refuses).
 void affine_product(Affine& a, const Tensor& W, float beta, bool grad, const float* bias) {
   const Precision p = current_precision();
+  PackedWeights* cache = current_packed_weights();
+  if (p == Precision::fp32 && !grad && cache && f32_panels_for(a.rows)) {  // W packed once (gemm_panels.h)
+    PackedGemmArgs g{a.rows, a.xv.data<float>(), a.in, beta, a.out.data<float>(), a.out_features};
+    gemm_packed(g, *cache->get(W, p));
+    return;
+  }
   if (p == Precision::fp32) {
     gemm({false, true, a.rows, a.out_features, a.in, 1.0f, beta, a.xv.data<float>(), a.in,
           a.wv.data<float>(), a.in, a.out.data<float>(), a.out_features});
@@ -26,9 +33,8 @@ void affine_product(Affine& a, const Tensor& W, float beta, bool grad, const flo
   }
   if (!(p != Precision::int8 || !grad))
     fail("linear: int8 is for inference only; weight ", shape_str(a.wv.shape()), " needs a gradient");
-  if (!grad && (p == Precision::int8 || current_packed_weights())) {
+  if (!grad && (p == Precision::int8 || cache)) {
     // Inference: the weight converted once (cached) or, with no cache, for this call.
-    PackedWeights* cache = current_packed_weights();
     std::shared_ptr<const PackedWeight> w =
         cache ? cache->get(W, p) : pack_weight(p, a.wv.data<float>(), a.out_features, a.in, a.in);
     PackedGemmArgs g{a.rows, a.xv.data<float>(), a.in, beta, a.out.data<float>(), a.out_features};

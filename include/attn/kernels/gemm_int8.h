@@ -39,7 +39,8 @@ int int8_weight_max();
 
 struct PackedWeight;  // a weight [n, k] in bf16 or s8 with its scales (src/kernels/gemm_int8.cpp)
 
-// W [n, k] with row stride ldw, converted for `p` (bf16 or int8).
+// W [n, k] with row stride ldw, converted for `p`: bf16 or int8, or fp32 packed into panels for
+// the rows f32_panels_for() takes (include/attn/kernels/gemm_panels.h).
 std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int64_t n, int64_t k, int64_t ldw);
 Precision packed_precision(const PackedWeight& w);
 

@@ -1,0 +1,43 @@
+// x W^T in fp32 with W packed once into panels (inference: decoding steps of a few dozen rows):
+//   y[i, j] = sum_k x[i, k] W[j, k] + beta y[i, j],   i < m, j < n,   W [n, k] (PyTorch's [out, in])
+// Panel p holds W's rows 16p .. 16p+15 as k groups of 16 floats (zeros past n), so that one
+// k step of a tile loads 2 vectors of W and broadcasts 6 values of x into 12 accumulators
+// (6 rows x 16 outputs: the AVX2 microkernel of BLIS and oneDNN). A tile runs k in blocks of
+// kPanelDepth (its slice of the panel, 16 KB, stays in L1 for the tile's rows), each output a
+// single chain of FMAs in k order; the panels are split among the threads.
+//
+// Why: at 17-48 rows (a decoding step of a batch of sentences, or of a beam over a few)
+// dnnl_sgemm repacks W at every call, and packing costs about as much as the arithmetic on it;
+// here W is packed once (PackedWeights). Measured against dnnl_sgemm (2 threads, Zen 3, weights
+// streamed from memory): 1.1-1.45x at m = 24 and 32, 1.0-1.1x at 64 and 128 (so gemm_packed takes
+// it up to kPanelRowsMax). Details: docs/performance.md.
+// Built for AVX2 + FMA without AVX-512 (f32_panels_available()): not measured on AVX-512 CPUs,
+// where oneDNN has wider kernels.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+namespace attn {
+
+inline constexpr int64_t kPanelWidth = 16;   // outputs per panel
+inline constexpr int64_t kPanelDepth = 256;  // k per block of a tile
+// The rows gemm_packed gives to the panels in fp32 (fewer go to gemm_few_rows, more to oneDNN).
+inline constexpr int64_t kPanelRowsMin = 17, kPanelRowsMax = 48;
+
+bool f32_panels_available();
+// Whether gemm_packed runs an fp32 product of m rows on the panels.
+inline bool f32_panels_for(int64_t m) { return m >= kPanelRowsMin && m <= kPanelRowsMax && f32_panels_available(); }
+
+struct F32Panels {
+  int64_t n = 0, k = 0;
+  std::unique_ptr<float[]> data;  // [ceil(n / 16), k, 16]
+};
+
+// W [n, k] with row stride ldw, packed.
+F32Panels pack_f32_panels(const float* w, int64_t n, int64_t k, int64_t ldw);
+
+// y = x W^T + beta y (beta 0: y is not read); x [m, k] with row stride ldx, y [m, n] with ldy.
+void gemm_f32_panels(int64_t m, const float* x, int64_t ldx, const F32Panels& w, float beta, float* y, int64_t ldy);
+
+}  // namespace attn

@@ -1,0 +1,101 @@
+// gemm_f32_panels (include/attn/kernels/gemm_panels.h) against a double-precision reference, and
+// through gemm_packed and linear() under an inference cache.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "attn/autodiff/var.h"
+#include "attn/kernels/gemm_int8.h"
+#include "attn/kernels/gemm_panels.h"
+#include "attn/kernels/precision.h"
+#include "attn/ops/matmul.h"
+#include "attn/tensor/random.h"
+
+namespace attn {
+namespace {
+
+std::vector<float> values(int64_t count, uint64_t seed) {
+  std::vector<float> v(count);
+  for (int64_t i = 0; i < count; ++i) v[i] = static_cast<float>(random_bits(seed, i) >> 40) / 16777216.0f - 0.5f;
+  return v;
+}
+
+// y = x W^T + beta y0 by gemm_f32_panels, each output within the bound of a sequential f32 sum
+// of k + 1 terms, (k + 2) u (sum_p |x_ip W_jp| + |beta y0_ij|), of the double reference.
+void expect_matches(int64_t m, int64_t n, int64_t k, float beta, int64_t pad) {
+  const int64_t ldx = k + pad, ldy = n + pad;
+  const std::vector<float> x = values(m * ldx, 1 + m), w = values(n * k, 2 + n), y0 = values(m * ldy, 3 + k);
+  std::vector<float> y = y0;
+  gemm_f32_panels(m, x.data(), ldx, pack_f32_panels(w.data(), n, k, k), beta, y.data(), ldy);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0.0, magnitude = 0.0;
+      for (int64_t p = 0; p < k; ++p) {
+        sum += static_cast<double>(x[i * ldx + p]) * w[j * k + p];
+        magnitude += std::fabs(static_cast<double>(x[i * ldx + p]) * w[j * k + p]);
+      }
+      const double old = beta == 0.0f ? 0.0 : static_cast<double>(beta) * y0[i * ldy + j];
+      const double tol = (k + 2) * 0x1p-24 * (magnitude + std::fabs(old));
+      ASSERT_NEAR(y[i * ldy + j], sum + old, tol) << "m=" << m << " n=" << n << " k=" << k << " beta=" << beta
+                                                  << " at " << i << ", " << j;
+    }
+  for (int64_t i = 0; i < m; ++i)  // the padding of y's rows is not touched
+    for (int64_t j = n; j < ldy; ++j) ASSERT_EQ(y[i * ldy + j], y0[i * ldy + j]);
+}
+
+// Every tile height (1-6 rows, and 7 or 8 left as 4 + 3 or 4 + 4), panels cut by n, k blocks cut
+// by k (kPanelDepth = 256), row strides, beta.
+TEST(GemmPanels, MatchesReference) {
+  if (!f32_panels_available()) GTEST_SKIP() << "built without AVX2 + FMA, or with AVX-512";
+  int variant = 0;
+  for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 13, 17, 20, 32, 48})
+    for (int64_t n : {1, 15, 16, 17, 40})
+      for (int64_t k : {1, 7, 256, 300, 513}) {
+        const float betas[] = {0.0f, 1.0f, -0.75f};
+        expect_matches(m, n, k, betas[variant % 3], variant % 2 == 0 ? 0 : 5);
+        ++variant;
+      }
+  expect_matches(32, 2000, 512, 1.0f, 3);  // split among threads
+}
+
+// Each output is one chain of FMAs in k order whatever the tile: a row's bits do not depend on
+// which rows come with it.
+TEST(GemmPanels, SameBitsWhateverM) {
+  if (!f32_panels_available()) GTEST_SKIP() << "built without AVX2 + FMA, or with AVX-512";
+  const int64_t n = 70, k = 600;
+  const std::vector<float> x = values(48 * k, 5), w = values(n * k, 6);
+  const F32Panels panels = pack_f32_panels(w.data(), n, k, k);
+  std::vector<float> all(48 * n);
+  gemm_f32_panels(48, x.data(), k, panels, 0.0f, all.data(), n);
+  for (int64_t m : {1, 7, 8, 17, 32})
+    for (int64_t first : {int64_t{0}, 48 - m}) {
+      std::vector<float> out(m * n);
+      gemm_f32_panels(m, x.data() + first * k, k, panels, 0.0f, out.data(), n);
+      for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(out[i], all[first * n + i]) << "m=" << m << " from row " << first;
+    }
+}
+
+// linear() in fp32 inference with a PackedWeights cache: rows in [kPanelRowsMin, kPanelRowsMax]
+// take the panels (one cache entry), the others attn::gemm (none); both equal the plain product.
+TEST(GemmPanels, LinearUnderTheInferenceCache) {
+  if (!f32_panels_available()) GTEST_SKIP() << "built without AVX2 + FMA, or with AVX-512";
+  const int64_t in = 300, out = 90;
+  Var W(Tensor::from_vector(values(out * in, 7), {out, in}), false);
+  Var b(Tensor::from_vector(values(out, 8), {out}), false);
+  for (int64_t rows : {kPanelRowsMin - 1, kPanelRowsMin, int64_t{32}, kPanelRowsMax, kPanelRowsMax + 1}) {
+    Var x(Tensor::from_vector(values(rows * in, 9), {rows, in}), false);
+    const std::vector<float> plain = linear(x, W, b).value().to_vector();
+    PackedWeights packed;
+    std::vector<float> cached;
+    {
+      PrecisionScope scope(Precision::fp32, &packed);
+      cached = linear(x, W, b).value().to_vector();
+    }
+    EXPECT_EQ(packed.size(), f32_panels_for(rows) ? 1u : 0u) << "rows=" << rows;
+    for (size_t i = 0; i < plain.size(); ++i) ASSERT_NEAR(cached[i], plain[i], 2e-5) << "rows=" << rows << " at " << i;
+  }
+}
+
+}  // namespace
+}  // namespace attn
