@@ -236,14 +236,14 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
   check(g.bias == nullptr || g.beta == 0.0f, "gemm_packed: a bias replaces beta y (beta must be 0, got ", g.beta, ")");
   if (m == 0) return;
   if (uses_s8_gemv(g, w)) return gemm_packed_vnni(g, w);
-  if (w.precision != Precision::int8 && g.bias != nullptr) {  // y = bias, then y += x W^T
+  if (w.precision == Precision::fp32) return gemm_f32_panels(m, g.x, g.ldx, w.f32, g.beta, g.y, g.ldy, g.bias);
+  if (w.precision == Precision::bf16 && g.bias != nullptr) {  // y = bias, then y += x W^T
     for (int64_t r = 0; r < m; ++r) std::copy(g.bias, g.bias + n, g.y + r * g.ldy);
     PackedGemmArgs h = g;
     h.bias = nullptr;
     h.beta = 1.0f;
     return gemm_packed(h, w);
   }
-  if (w.precision == Precision::fp32) return gemm_f32_panels(m, g.x, g.ldx, w.f32, g.beta, g.y, g.ldy);
   if (w.precision == Precision::bf16) {
     // x rounded to bf16 (kept as f32 where oneDNN has no bf16 matmul)
     if (!onednn_has_bf16_matmul()) {

@@ -70,7 +70,7 @@ int tile_rows(int64_t left) { return left == 7 || left == 8 ? 4 : static_cast<in
 
 // Panels [p0, p1) for all m rows.
 void run_panels(int64_t m, const float* x, int64_t ldx, const F32Panels& w, float beta, float* y, int64_t ldy,
-                int64_t p0, int64_t p1) {
+                const float* bias, int64_t p0, int64_t p1) {
   alignas(64) float out[kTileRows * kPanelWidth];
   for (int64_t p = p0; p < p1; ++p) {
     const float* panel = w.data.get() + p * w.k * kPanelWidth;
@@ -82,7 +82,10 @@ void run_panels(int64_t m, const float* x, int64_t ldx, const F32Panels& w, floa
       for (int r = 0; r < rows; ++r) {
         float* yr = y + (r0 + r) * ldy + j0;
         const float* o = out + r * kPanelWidth;
-        for (int64_t j = 0; j < cols; ++j) yr[j] = beta == 0.0f ? o[j] : o[j] + beta * yr[j];
+        if (bias)
+          for (int64_t j = 0; j < cols; ++j) yr[j] = o[j] + bias[j0 + j];
+        else
+          for (int64_t j = 0; j < cols; ++j) yr[j] = beta == 0.0f ? o[j] : o[j] + beta * yr[j];
       }
       r0 += rows;
     }
@@ -111,9 +114,11 @@ F32Panels pack_f32_panels(const float* w, int64_t n, int64_t k, int64_t ldw) {
   return p;
 }
 
-void gemm_f32_panels(int64_t m, const float* x, int64_t ldx, const F32Panels& w, float beta, float* y, int64_t ldy) {
+void gemm_f32_panels(int64_t m, const float* x, int64_t ldx, const F32Panels& w, float beta, float* y, int64_t ldy,
+                     const float* bias) {
   check(m >= 0 && ldx >= w.k && ldy >= w.n, "gemm_f32_panels: bad arguments m=", m, " ldx=", ldx, " ldy=", ldy,
         " for weight [", w.n, ", ", w.k, "]");
+  check(bias == nullptr || beta == 0.0f, "gemm_f32_panels: a bias replaces beta y (beta must be 0, got ", beta, ")");
   if (m == 0) return;
   const int64_t panels = (w.n + kPanelWidth - 1) / kPanelWidth;
   const bool parallel = m * w.n * w.k >= kParallelWork && !omp_in_parallel();
@@ -121,7 +126,7 @@ void gemm_f32_panels(int64_t m, const float* x, int64_t ldx, const F32Panels& w,
   {
     const int threads = omp_get_num_threads(), t = omp_get_thread_num();
     const int64_t p0 = panels * t / threads, p1 = panels * (t + 1) / threads;
-    if (p0 < p1) run_panels(m, x, ldx, w, beta, y, ldy, p0, p1);
+    if (p0 < p1) run_panels(m, x, ldx, w, beta, y, ldy, bias, p0, p1);
   }
 }
 
@@ -131,7 +136,7 @@ bool f32_panels_available() { return false; }
 F32Panels pack_f32_panels(const float*, int64_t, int64_t, int64_t) {
   fail("pack_f32_panels: built without AVX2 + FMA (or with AVX-512, where oneDNN runs these products)");
 }
-void gemm_f32_panels(int64_t, const float*, int64_t, const F32Panels&, float, float*, int64_t) {
+void gemm_f32_panels(int64_t, const float*, int64_t, const F32Panels&, float, float*, int64_t, const float*) {
   fail("gemm_f32_panels: built without AVX2 + FMA (or with AVX-512, where oneDNN runs these products)");
 }
 

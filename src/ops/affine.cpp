@@ -15,14 +15,15 @@
 namespace attn::detail {
 namespace {
 
-// y (+)= x W^T in the current precision (y holds the bias when beta == 1; int8 takes `bias`
-// into its epilogue instead, beta 0). `grad`: a backward will follow (bf16 keeps its rounded
+// y (+)= x W^T in the current precision (y holds the bias when beta == 1; int8 and fp32's
+// panels take `bias` into their epilogue instead, beta 0). `grad`: a backward will follow (bf16 keeps its rounded
 // operands for it; int8 refuses).
 void affine_product(Affine& a, const Tensor& W, float beta, bool grad, const float* bias) {
   const Precision p = current_precision();
   PackedWeights* cache = current_packed_weights();
   if (p == Precision::fp32 && !grad && cache && f32_panels_for(a.rows)) {  // W packed once (gemm_panels.h)
     PackedGemmArgs g{a.rows, a.xv.data<float>(), a.in, beta, a.out.data<float>(), a.out_features};
+    g.bias = bias;
     gemm_packed(g, *cache->get(W, p));
     return;
   }
@@ -100,8 +101,12 @@ Affine affine_forward(const Var& x, const Var& W, const Var& b, bool grad) {
   a.out = Tensor::empty(out_shape);
   float beta = 0.0f;
   Tensor bv;
-  // int8 inference adds the bias in the product's epilogue; otherwise y starts as the bias
-  const bool bias_in_epilogue = b.defined() && !grad && current_precision() == Precision::int8;
+  // int8 inference, and fp32 inference on the panels, add the bias in the product's epilogue;
+  // otherwise y starts as the bias
+  const Precision p = current_precision();
+  const bool bias_in_epilogue =
+      b.defined() && !grad &&
+      (p == Precision::int8 || (p == Precision::fp32 && current_packed_weights() && f32_panels_for(a.rows)));
   if (b.defined()) {
     if (!(b.value().numel() == a.out_features))
       fail("linear: bias ", shape_str(b.shape()), " does not match weight ", shape_str(a.wv.shape()));

@@ -2,6 +2,7 @@
 // through gemm_packed and linear() under an inference cache.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -74,6 +75,20 @@ TEST(GemmPanels, SameBitsWhateverM) {
       gemm_f32_panels(m, x.data() + first * k, k, panels, 0.0f, out.data(), n);
       for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(out[i], all[first * n + i]) << "m=" << m << " from row " << first;
     }
+}
+
+// A bias in the epilogue gives the bits of y holding the bias with beta 1 (what linear() did
+// before the panels took the bias).
+TEST(GemmPanels, BiasEqualsBiasInY) {
+  if (!f32_panels_available()) GTEST_SKIP() << "built without AVX2 + FMA, or with AVX-512";
+  const int64_t m = 20, n = 37, k = 300;
+  const std::vector<float> x = values(m * k, 10), w = values(n * k, 11), bias = values(n, 12);
+  const F32Panels panels = pack_f32_panels(w.data(), n, k, k);
+  std::vector<float> in_y(m * n), in_epilogue(m * n, NAN);
+  for (int64_t i = 0; i < m; ++i) std::copy(bias.begin(), bias.end(), in_y.begin() + i * n);
+  gemm_f32_panels(m, x.data(), k, panels, 1.0f, in_y.data(), n);
+  gemm_f32_panels(m, x.data(), k, panels, 0.0f, in_epilogue.data(), n, bias.data());
+  for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(in_epilogue[i], in_y[i]) << "at " << i;
 }
 
 // linear() in fp32 inference with a PackedWeights cache: rows in [kPanelRowsMin, kPanelRowsMax]

@@ -76,8 +76,8 @@ struct PackedGemmArgs {
   int64_t ldy = 0;
   Int8Kernel kernel = Int8Kernel::automatic;  // int8 only
   // [n] added to every row in place of beta y (beta must be 0): int8 adds it in the product's
-  // epilogue, y = fma(s_x s_w, acc, bias), the bits of a y holding the bias with beta 1; bf16
-  // copies it into y first.
+  // epilogue, y = fma(s_x s_w, acc, bias), the bits of a y holding the bias with beta 1, and so
+  // does fp32 (y = acc + bias); bf16 copies it into y first.
   const float* bias = nullptr;
 };
 void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w);

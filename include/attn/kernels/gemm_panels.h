@@ -38,6 +38,8 @@ struct F32Panels {
 F32Panels pack_f32_panels(const float* w, int64_t n, int64_t k, int64_t ldw);
 
 // y = x W^T + beta y (beta 0: y is not read); x [m, k] with row stride ldx, y [m, n] with ldy.
-void gemm_f32_panels(int64_t m, const float* x, int64_t ldx, const F32Panels& w, float beta, float* y, int64_t ldy);
+// With a bias [n] (beta must be 0), y = x W^T + bias: the bits of y holding the bias with beta 1.
+void gemm_f32_panels(int64_t m, const float* x, int64_t ldx, const F32Panels& w, float beta, float* y, int64_t ldy,
+                     const float* bias = nullptr);
 
 }  // namespace attn
