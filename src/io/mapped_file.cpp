@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "attn/error.h"
@@ -14,6 +15,14 @@ namespace attn::io {
 
 MappedFile::~MappedFile() {
   if (data != nullptr) ::munmap(data, size);
+}
+
+void MappedFile::release(std::string_view range) const {
+  if (data == nullptr || range.data() < data || range.data() + range.size() > data + size) return;
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(range.data()), end = begin + range.size();
+  const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+  if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 std::shared_ptr<MappedFile> map_file(const std::string& path) {

@@ -136,11 +136,9 @@ Tensor borrow_tensor(const std::shared_ptr<MappedFile>& file, const Entry& e, ui
   return t;
 }
 
-}  // namespace
-
-std::map<std::string, Tensor> load_safetensors(const std::string& path,
-                                               std::map<std::string, std::string>* metadata) {
-  std::shared_ptr<MappedFile> file = map_file(path);
+// The tensors of the mapped file `path`, borrowing the mapping.
+std::map<std::string, Tensor> tensors_of(const std::shared_ptr<MappedFile>& file, const std::string& path,
+                                         std::map<std::string, std::string>* metadata) {
   uint64_t header_len = 0;
   json header = parse_header(path, *file, header_len);
   uint64_t data_start = 8 + header_len, data_size = file->size - data_start;
@@ -157,6 +155,25 @@ std::map<std::string, Tensor> load_safetensors(const std::string& path,
 
   std::map<std::string, Tensor> out;
   for (const Entry& e : entries) out[e.name] = borrow_tensor(file, e, data_start);
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, Tensor> load_safetensors(const std::string& path,
+                                               std::map<std::string, std::string>* metadata) {
+  return tensors_of(map_file(path), path, metadata);
+}
+
+std::map<std::string, Tensor> load_safetensors_copied(const std::string& path) {
+  std::shared_ptr<MappedFile> file = map_file(path);
+  std::map<std::string, Tensor> out = tensors_of(file, path, nullptr);
+  for (auto& [name, t] : out) {
+    if (!t.storage() || t.storage()->owned()) continue;  // copied already (an unaligned address), or empty
+    const std::string_view bytes(static_cast<const char*>(t.raw_data()), static_cast<size_t>(t.nbytes()));
+    t = t.clone();
+    file->release(bytes);
+  }
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/error.h"
+#include "attn/models/named_tensors.h"
 #include "attn/nn/init.h"
 #include "attn/nn/positional_encoding.h"
 #include "attn/ops/add_layer_norm.h"
@@ -177,7 +178,7 @@ Classifier make_classifier(const ClassifierConfig& c, uint64_t seed) {
   return assemble(c, std::move(named));
 }
 
-Classifier classifier_from_tensors(const ClassifierConfig& c, const std::map<std::string, Tensor>& tensors,
+Classifier classifier_from_tensors(const ClassifierConfig& c, std::map<std::string, Tensor> tensors,
                                    const std::string& source) {
   c.validate();
   std::map<std::string, Var> named;
@@ -187,7 +188,7 @@ Classifier classifier_from_tensors(const ClassifierConfig& c, const std::map<std
     check(it->second.shape() == s.shape && it->second.dtype() == DType::f32, source, ": tensor '", s.key,
           "' is ", dtype_name(it->second.dtype()), " ", shape_str(it->second.shape()), ", expected F32 ",
           shape_str(s.shape));
-    named[s.key] = Var(it->second.clone(), true);
+    named[s.key] = Var(adopt_or_copy(std::move(it->second)), true);  // owned: training updates it
   }
   check(named.size() == tensors.size(), source, ": holds ", tensors.size(), " tensors, the classifier has ",
         named.size());

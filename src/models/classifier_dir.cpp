@@ -42,7 +42,7 @@ ClassifierModel load_classifier(const std::string& dir) {
         m.labels.size(), " labels");
   check(c.vocab == m.vocab.size(), path, ": vocab ", c.vocab, " but vocab.txt holds ", m.vocab.size(), " tokens");
   std::string weights = dir + "/model.safetensors";
-  m.model = classifier_from_tensors(c, io::load_safetensors(weights), weights);
+  m.model = classifier_from_tensors(c, io::load_safetensors_copied(weights), weights);
   return m;
 }
 

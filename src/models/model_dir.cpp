@@ -29,7 +29,7 @@ Transformer load_transformer(const std::string& dir) {
           ", expected \"transformer\"");
   TransformerConfig c = transformer_config_from_json(j, config_path);
   check(fs::exists(weights_path), weights_path, ": no such file");
-  return transformer_from_tensors(c, io::load_safetensors(weights_path), weights_path);
+  return transformer_from_tensors(c, io::load_safetensors_copied(weights_path), weights_path);
 }
 
 void save_transformer(const Transformer& m, const std::string& dir, const nlohmann::json& extra) {

@@ -13,20 +13,27 @@ std::vector<std::pair<std::string, std::string>> tied_aliases(const TransformerC
   return a;
 }
 
+Tensor adopt_or_copy(Tensor&& t) {
+  const std::shared_ptr<Storage>& s = t.storage();
+  const bool sole = s && s.use_count() == 1 && s->owned() && t.offset() == 0 && t.is_contiguous() &&
+                    s->bytes == static_cast<size_t>(t.nbytes());
+  return sole ? std::move(t) : t.clone();
+}
+
 void load_named_tensors(const std::vector<TensorSpec>& specs,
                         const std::vector<std::pair<std::string, std::string>>& aliases,
-                        const std::map<std::string, Tensor>& tensors, const std::string& source,
+                        std::map<std::string, Tensor>&& tensors, const std::string& source,
                         std::map<std::string, Var>& named) {
   std::map<std::string, bool> used;
   for (const TensorSpec& s : specs) {
     auto it = tensors.find(s.key);
     check(it != tensors.end(), source, ": tensor '", s.key, "' is missing");
-    const Tensor& t = it->second;
+    Tensor& t = it->second;
     check(t.dtype() == DType::f32, source, ": tensor '", s.key, "' has dtype ", dtype_name(t.dtype()),
           ", expected F32");
     check(t.shape() == s.shape, source, ": tensor '", s.key, "' has shape ", shape_str(t.shape()),
           ", the config needs ", shape_str(s.shape));
-    named[s.key] = Var(t.clone(), true);  // owned: training updates it in place
+    named[s.key] = Var(adopt_or_copy(std::move(t)), true);  // owned: training updates it in place
     used[s.key] = true;
   }
   for (const auto& [alias, target] : aliases) {

@@ -104,14 +104,14 @@ RnnSeq2Seq make_rnn_seq2seq(const TransformerConfig& config, uint64_t seed) {
   return m;
 }
 
-RnnSeq2Seq rnn_seq2seq_from_tensors(const TransformerConfig& config, const std::map<std::string, Tensor>& tensors,
+RnnSeq2Seq rnn_seq2seq_from_tensors(const TransformerConfig& config, std::map<std::string, Tensor> tensors,
                                     const std::string& source) {
   check_rnn_config(config);
   RnnSeq2Seq m;
   m.config = config;
   std::vector<TensorSpec> wanted;
   for (const ParamSpec& s : specs(config)) wanted.push_back({s.key, s.shape});
-  load_named_tensors(wanted, tied_aliases(config), tensors, source, m.named);
+  load_named_tensors(wanted, tied_aliases(config), std::move(tensors), source, m.named);
   wire(m);
   return m;
 }

@@ -44,7 +44,7 @@ Seq2Seq load_seq2seq(const std::string& dir) {
   if (!(j.contains("model") && j["model"] == "rnn")) return as_seq2seq(load_transformer(dir));
   TransformerConfig c = transformer_config_from_json(j, config_path);
   check(fs::exists(weights_path), weights_path, ": no such file");
-  return as_seq2seq(rnn_seq2seq_from_tensors(c, io::load_safetensors(weights_path), weights_path));
+  return as_seq2seq(rnn_seq2seq_from_tensors(c, io::load_safetensors_copied(weights_path), weights_path));
 }
 
 void save_seq2seq(const Seq2Seq& m, const std::string& dir, const nlohmann::json& extra) {

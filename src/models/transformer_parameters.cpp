@@ -129,15 +129,14 @@ Transformer make_transformer(const TransformerConfig& config, uint64_t seed) {
   return m;
 }
 
-Transformer transformer_from_tensors(const TransformerConfig& config,
-                                     const std::map<std::string, Tensor>& tensors,
+Transformer transformer_from_tensors(const TransformerConfig& config, std::map<std::string, Tensor> tensors,
                                      const std::string& source) {
   config.validate();
   Transformer m;
   m.config = config;
   std::vector<TensorSpec> wanted;
   for (const ParamSpec& s : specs(config)) wanted.push_back({s.key, s.shape});
-  load_named_tensors(wanted, tied_aliases(config), tensors, source, m.named);
+  load_named_tensors(wanted, tied_aliases(config), std::move(tensors), source, m.named);
   wire(m);
   return m;
 }

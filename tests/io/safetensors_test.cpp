@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 #include <optional>
 
 #include "attn/io/atomic_file.h"
@@ -85,6 +86,38 @@ TEST(Safetensors, LoadedTensorsBorrowTheMappingAndOutliveTheFile) {
   // Writing into a borrowed tensor is private to the process.
   first["a"].data<float>()[0] = 7;
   EXPECT_EQ(first["a"].at({0}), 7.0f);
+}
+
+// load_safetensors_copied: the same tensors in storage of attn's own (nothing borrowed from the
+// mapping), every dtype and an empty tensor included; the mapped pages it gave back are not
+// needed by anything it returns.
+TEST(Safetensors, CopiedLoadOwnsEveryTensor) {
+  TempDir dir;
+  std::string path = dir.file("c.safetensors");
+  Tensor bf = Tensor::empty({3}, DType::bf16);
+  uint16_t bits[3] = {0x3f80, 0xbf80, 0x4049};
+  std::memcpy(bf.raw_data(), bits, sizeof bits);
+  std::vector<float> big(300000);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 977) - 400.0f;
+  std::map<std::string, Tensor> in = {{"big", Tensor::from_vector(big, {300, 1000})},
+                                      {"small", Tensor::from_vector({1, 2, 3}, {3})},
+                                      {"bf16", bf},
+                                      {"ids", Tensor::from_ids({4, -5}, {2})},
+                                      {"empty", Tensor::empty({0, 3})}};
+  save_safetensors(path, in);
+  auto borrowed = load_safetensors(path);
+  auto copied = load_safetensors_copied(path);
+  ASSERT_EQ(copied.size(), in.size());
+  for (const auto& [name, t] : copied) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(t.shape(), in[name].shape());
+    ASSERT_EQ(t.dtype(), in[name].dtype());
+    if (t.numel() == 0) continue;
+    EXPECT_TRUE(t.storage()->owned());
+    EXPECT_EQ(t.storage()->keep_alive, nullptr);
+    EXPECT_EQ(std::memcmp(t.raw_data(), borrowed[name].raw_data(), t.nbytes()), 0);
+  }
+  EXPECT_EQ(copied["big"].to_vector(), big);
 }
 
 TEST(Safetensors, RoundTripsAllDtypesViewsAndMetadata) {

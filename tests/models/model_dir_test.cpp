@@ -9,6 +9,8 @@
 #include "attn/error.h"
 #include "attn/io/io.h"
 #include "attn/models/model_dir.h"
+#include "attn/models/named_tensors.h"
+#include "attn/models/transformer.h"
 
 namespace attn {
 namespace {
@@ -44,6 +46,31 @@ TEST(ModelDir, ImportExportRoundTripIsBitExact) {
     }
     fs::remove_all(d);
   }
+}
+
+// A loader's map passed as a temporary gives the model its tensors without a copy; a map the
+// caller keeps is copied, so that training's in-place updates never reach the caller's tensors.
+TEST(ModelDir, ParametersAdoptedOnlyFromMapsNobodyElseHolds) {
+  const std::string weights = kRef + "pre_unshared_l1_h1/weights.npz";
+  const TransformerConfig c = import_torch(kRef + "pre_unshared_l1_h1").config;
+  std::map<std::string, Tensor> kept = io::load_npz(weights);
+  const void* kept_data = kept.at("src_embed.weight").raw_data();
+  Transformer from_kept = transformer_from_tensors(c, kept, weights);
+  EXPECT_NE(from_kept.named.at("src_embed.weight").value().raw_data(), kept_data);
+  from_kept.named.at("src_embed.weight").value().data<float>()[0] += 1.0f;
+  EXPECT_TRUE(same_bits(kept.at("src_embed.weight"), io::load_npz(weights).at("src_embed.weight")));
+
+  std::map<std::string, Tensor> given = io::load_npz(weights);
+  const void* given_data = given.at("src_embed.weight").raw_data();
+  Transformer from_given = transformer_from_tensors(c, std::move(given), weights);
+  EXPECT_EQ(from_given.named.at("src_embed.weight").value().raw_data(), given_data);
+
+  // a view into a larger storage, or a borrowed mapping, is copied
+  Tensor whole = Tensor::zeros({4, 6});
+  EXPECT_NE(adopt_or_copy(whole.slice(0, 1, 3)).raw_data(), whole.slice(0, 1, 3).raw_data());
+  Tensor alone = Tensor::zeros({4, 6});
+  const void* alone_data = alone.raw_data();
+  EXPECT_EQ(adopt_or_copy(std::move(alone)).raw_data(), alone_data);
 }
 
 TEST(ModelDir, SafetensorsHoldsTiedWeightsOnce) {

@@ -22,6 +22,11 @@ struct MappedFile {
   ~MappedFile();
 
   std::string_view bytes() const { return {data, size}; }
+
+  // Gives the pages that lie wholly inside `range` (a part of bytes()) back to the system, so that
+  // the process no longer counts them: for a loader that has copied them out. Reading them again
+  // reads the file (or zeros where a borrowed tensor had written). A range elsewhere is ignored.
+  void release(std::string_view range) const;
 };
 
 // Maps `path` whole; throws attn::Error naming the path if it cannot be opened or mapped.

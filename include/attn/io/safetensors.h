@@ -21,6 +21,11 @@ namespace attn::io {
 std::map<std::string, Tensor> load_safetensors(const std::string& path,
                                                std::map<std::string, std::string>* metadata = nullptr);
 
+// The same tensors copied into memory of attn's own, the mapping's pages given back as each is
+// copied: loading a model holds its weights once at the peak, where borrowing and then copying
+// (a model owns its parameters) would hold them twice.
+std::map<std::string, Tensor> load_safetensors_copied(const std::string& path);
+
 // Writes atomically (see write_file_atomic). Tensors may be non-contiguous views; they are written
 // dense, in name order. The header is padded with spaces so the data buffer starts 64-byte
 // aligned in the file.

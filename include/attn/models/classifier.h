@@ -61,7 +61,8 @@ struct Classifier {
 // PyTorch's default initialisation, from `seed`.
 Classifier make_classifier(const ClassifierConfig& c, uint64_t seed);
 // Around given tensors; every key must be present with its shape, extra keys are an error.
-Classifier classifier_from_tensors(const ClassifierConfig& c, const std::map<std::string, Tensor>& tensors,
+// Tensors the map alone holds become the parameters without a copy (adopt_or_copy).
+Classifier classifier_from_tensors(const ClassifierConfig& c, std::map<std::string, Tensor> tensors,
                                    const std::string& source);
 
 // ids [batch, pad_size] (i32, <PAD> = 0) -> logits [batch, classes].

@@ -23,12 +23,19 @@ struct TensorSpec {
 // output projection): the same for the Transformer and the RNN encoder-decoder.
 std::vector<std::pair<std::string, std::string>> tied_aliases(const TransformerConfig& c);
 
-// Fills `named` with owned f32 copies of the tensors `specs` lists (each checked for presence,
-// dtype and shape), makes every alias the same Var as its target (a stored alias must equal its
-// target: tied weights), and fails on any tensor the configuration does not use.
+// Fills `named` with the f32 tensors `specs` lists (each checked for presence, dtype and shape),
+// makes every alias the same Var as its target (a stored alias must equal its target: tied
+// weights), and fails on any tensor the configuration does not use. A tensor in dense storage of
+// attn's own that nothing but `tensors` holds (a map straight from a loader) is moved into
+// `named`; any other is copied, so that training, which updates the parameters in place, never
+// writes into a tensor the caller still holds or into a mapped file.
 void load_named_tensors(const std::vector<TensorSpec>& specs,
                         const std::vector<std::pair<std::string, std::string>>& aliases,
-                        const std::map<std::string, Tensor>& tensors, const std::string& source,
+                        std::map<std::string, Tensor>&& tensors, const std::string& source,
                         std::map<std::string, Var>& named);
+
+// `t` itself if nothing else holds its storage and the storage is attn's own and exactly t's
+// (then the caller's handle is the only one), else a dense copy: a parameter to own.
+Tensor adopt_or_copy(Tensor&& t);
 
 }  // namespace attn

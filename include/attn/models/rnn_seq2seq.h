@@ -46,7 +46,8 @@ struct RnnSeq2Seq {
 // embeddings N(0, d_model^-1/2), biases 0.
 RnnSeq2Seq make_rnn_seq2seq(const TransformerConfig& config, uint64_t seed);
 // Around loaded tensors (by key); missing, misshapen or extra tensors are errors naming them.
-RnnSeq2Seq rnn_seq2seq_from_tensors(const TransformerConfig& config, const std::map<std::string, Tensor>& tensors,
+// Tensors the map alone holds become the parameters without a copy (load_named_tensors).
+RnnSeq2Seq rnn_seq2seq_from_tensors(const TransformerConfig& config, std::map<std::string, Tensor> tensors,
                                     const std::string& source);
 
 // The encoder's side of a batch: states, attention keys, padding, the decoder's first state.

@@ -58,8 +58,9 @@ Transformer make_transformer(const TransformerConfig& config, uint64_t seed);
 
 // Builds the model around given tensors (by checkpoint key). Every key the config needs must be
 // present with the right shape; extra keys are an error. `source` names the file for messages.
-Transformer transformer_from_tensors(const TransformerConfig& config,
-                                     const std::map<std::string, Tensor>& tensors,
+// Tensors the map alone holds (a loader's map passed as a temporary) become the parameters
+// without a copy; others are copied (load_named_tensors).
+Transformer transformer_from_tensors(const TransformerConfig& config, std::map<std::string, Tensor> tensors,
                                      const std::string& source);
 
 // The padding mask of a batch of ids: [batch, len] I32, 1 where ids == pad_id.

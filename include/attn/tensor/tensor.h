@@ -37,6 +37,7 @@ struct Storage {
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   ~Storage();
+  bool owned() const { return owned_; }  // allocated by attn (64-byte aligned), not borrowed
 
  private:
   bool owned_ = false;
