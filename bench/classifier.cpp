@@ -21,7 +21,7 @@ using Clock = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {
   if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
-    std::printf("usage: bench_classifier [threads (2)] [seconds per measurement (10)] [precision: fp32, bf16 or int8]\n\n"
+    std::printf("usage: bench_classifier [threads (2)] [seconds per measurement (10)] [precision: fp32, bf16, int8]\n\n"
                 "Training and inference samples/s of seed 002's classifier on random ids; PyTorch's figure:\n"
                 "  /usr/bin/python3 tests/classify/torch_classifier.py --bench\n");
     return 0;

@@ -1,5 +1,6 @@
 // attn::gemm_bf16: A and B in bf16, f32 accumulation and output, through a cached oneDNN matmul
-// primitive (AMX tiles on CPUs that have them). The f32 form rounds its inputs into per-thread
+// primitive (AMX tiles on CPUs that have them); where oneDNN has no bf16 matmul (AVX2), the
+// operands widened to f32 through attn::gemm. The f32 form rounds its inputs into per-thread
 // bf16 buffers first.
 #include <omp.h>
 

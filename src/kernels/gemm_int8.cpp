@@ -250,13 +250,19 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
       // f32 products of the rounded values through attn::gemm, whose dispatch suits every m
       // (gemm_few_rows for decoding, dnnl_sgemm for large m) better than the matmul primitive
       float* x = thread_buffer<float>(1, m * k);
-      if (g.ldx == k) round_through_bf16(g.x, x, m * k);  // in parallel when large
-      else for (int64_t r = 0; r < m; ++r) round_through_bf16(g.x + r * g.ldx, x + r * k, k);
+      if (g.ldx == k) {
+        round_through_bf16(g.x, x, m * k);  // in parallel when large
+      } else {
+        for (int64_t r = 0; r < m; ++r) round_through_bf16(g.x + r * g.ldx, x + r * k, k);
+      }
       return gemm({false, true, m, n, k, 1.0f, g.beta, x, k, w.bf16_f32.data(), k, g.y, g.ldy});
     }
     uint16_t* x16 = thread_buffer<uint16_t>(1, m * k);
-    if (g.ldx == k) round_to_bf16(g.x, x16, m * k);
-    else for (int64_t r = 0; r < m; ++r) round_to_bf16(g.x + r * g.ldx, x16 + r * k, k);
+    if (g.ldx == k) {
+      round_to_bf16(g.x, x16, m * k);
+    } else {
+      for (int64_t r = 0; r < m; ++r) round_to_bf16(g.x + r * g.ldx, x16 + r * k, k);
+    }
     // the rows in a multiple of 64 and the rest apart (onednn_rows.h)
     const int64_t head = onednn_head_rows(m);
     run(*cached_primitive(w.precision, head, n, k, g.ldy, g.beta), w, x16, g.y);

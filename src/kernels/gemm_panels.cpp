@@ -33,11 +33,26 @@ void tile(const float* x, int64_t ldx, const float* panel, int64_t k, float* out
     _mm_prefetch(reinterpret_cast<const char*>(w + kPrefetchAhead), _MM_HINT_T0);
     __m256 a = _mm256_broadcast_ss(x0 + kk);
     c00 = _mm256_fmadd_ps(a, b0, c00), c01 = _mm256_fmadd_ps(a, b1, c01);
-    if constexpr (R > 1) a = _mm256_broadcast_ss(x1 + kk), c10 = _mm256_fmadd_ps(a, b0, c10), c11 = _mm256_fmadd_ps(a, b1, c11);
-    if constexpr (R > 2) a = _mm256_broadcast_ss(x2 + kk), c20 = _mm256_fmadd_ps(a, b0, c20), c21 = _mm256_fmadd_ps(a, b1, c21);
-    if constexpr (R > 3) a = _mm256_broadcast_ss(x3 + kk), c30 = _mm256_fmadd_ps(a, b0, c30), c31 = _mm256_fmadd_ps(a, b1, c31);
-    if constexpr (R > 4) a = _mm256_broadcast_ss(x4 + kk), c40 = _mm256_fmadd_ps(a, b0, c40), c41 = _mm256_fmadd_ps(a, b1, c41);
-    if constexpr (R > 5) a = _mm256_broadcast_ss(x5 + kk), c50 = _mm256_fmadd_ps(a, b0, c50), c51 = _mm256_fmadd_ps(a, b1, c51);
+    if constexpr (R > 1) {
+      a = _mm256_broadcast_ss(x1 + kk);
+      c10 = _mm256_fmadd_ps(a, b0, c10), c11 = _mm256_fmadd_ps(a, b1, c11);
+    }
+    if constexpr (R > 2) {
+      a = _mm256_broadcast_ss(x2 + kk);
+      c20 = _mm256_fmadd_ps(a, b0, c20), c21 = _mm256_fmadd_ps(a, b1, c21);
+    }
+    if constexpr (R > 3) {
+      a = _mm256_broadcast_ss(x3 + kk);
+      c30 = _mm256_fmadd_ps(a, b0, c30), c31 = _mm256_fmadd_ps(a, b1, c31);
+    }
+    if constexpr (R > 4) {
+      a = _mm256_broadcast_ss(x4 + kk);
+      c40 = _mm256_fmadd_ps(a, b0, c40), c41 = _mm256_fmadd_ps(a, b1, c41);
+    }
+    if constexpr (R > 5) {
+      a = _mm256_broadcast_ss(x5 + kk);
+      c50 = _mm256_fmadd_ps(a, b0, c50), c51 = _mm256_fmadd_ps(a, b1, c51);
+    }
   }
   auto put = [out, accumulate](int r, __m256 lo, __m256 hi) {
     float* o = out + r * kPanelWidth;
@@ -66,7 +81,9 @@ void run_tile(int rows, const float* x, int64_t ldx, const float* panel, int64_t
 
 // The rows of the next tile when `left` remain: 6, but the last 7 or 8 go as 4 + 3 or 4 + 4
 // rather than leave a tile of 1 or 2 rows, which would load W for little arithmetic.
-int tile_rows(int64_t left) { return left == 7 || left == 8 ? 4 : static_cast<int>(std::min<int64_t>(kTileRows, left)); }
+int tile_rows(int64_t left) {
+  return left == 7 || left == 8 ? 4 : static_cast<int>(std::min<int64_t>(kTileRows, left));
+}
 
 // Panels [p0, p1) for all m rows.
 void run_panels(int64_t m, const float* x, int64_t ldx, const F32Panels& w, float beta, float* y, int64_t ldy,

@@ -16,8 +16,8 @@ namespace attn::detail {
 namespace {
 
 // y (+)= x W^T in the current precision (y holds the bias when beta == 1; int8 and fp32's
-// panels take `bias` into their epilogue instead, beta 0). `grad`: a backward will follow (bf16 keeps its rounded
-// operands for it; int8 refuses).
+// panels take `bias` into their epilogue instead, beta 0). `grad`: a backward will follow (bf16
+// keeps its rounded operands for it; int8 refuses).
 void affine_product(Affine& a, const Tensor& W, float beta, bool grad, const float* bias) {
   const Precision p = current_precision();
   PackedWeights* cache = current_packed_weights();

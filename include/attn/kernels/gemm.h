@@ -75,9 +75,10 @@ const char* batched_backend_name(BatchedBackend b);
 void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t stride_b,
                   int64_t stride_c, BatchedBackend backend);
 
-// ---- bf16 (for later use: reduced-precision training and inference). ----
+// ---- bf16 (reduced-precision training and inference). ----
 // A and B are rounded to bf16 (round to nearest even), products accumulate in f32, C is f32.
-// oneDNN matmul primitive (AMX / AVX512-BF16 where the CPU has them), cached by shape.
+// oneDNN matmul primitive (AMX / AVX512-BF16 where the CPU has them), cached by shape; where
+// oneDNN has no bf16 matmul, the bf16 values widened to f32 and multiplied by gemm().
 void gemm_bf16(const GemmArgs& g);
 
 // The same with A and B already in bf16 (raw bits, the upper half of an f32), e.g. weights
