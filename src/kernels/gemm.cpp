@@ -112,7 +112,7 @@ void gemm(const GemmArgs& g, GemmBackend backend) {
 namespace {
 
 // The rows of a stored [rows, cols] operand (leading dimension ld) copied into a per-thread buffer
-// whose rows are 16 floats longer; returns it.
+// whose rows are `padded` floats apart; returns it.
 const float* padded_copy(const float* src, int64_t rows, int64_t cols, int64_t ld, int64_t padded, int slot) {
   thread_local std::vector<float> buffers[2];
   std::vector<float>& b = buffers[slot];
@@ -122,8 +122,6 @@ const float* padded_copy(const float* src, int64_t rows, int64_t cols, int64_t l
   for (int64_t r = 0; r < rows; ++r) std::copy(src + r * ld, src + r * ld + cols, dst + r * padded);
   return dst;
 }
-
-bool aliased(int64_t ld) { return ld % 1024 == 0; }  // rows a multiple of 4 KB apart
 
 }  // namespace
 #endif
@@ -137,14 +135,15 @@ bool aliased(int64_t ld) { return ld % 1024 == 0; }  // rows a multiple of 4 KB 
 // of a 190 peak (session 6): they keep the plain call.
 void gemm(const GemmArgs& g) {
 #if !defined(__AVX512F__)
-  if (g.trans_a && !g.trans_b && g.k >= 1024 && g.m >= 256 && g.n >= 256 && (aliased(g.lda) || aliased(g.ldb))) {
+  using detail::aliased_ld;
+  if (g.trans_a && !g.trans_b && g.k >= 1024 && g.m >= 256 && g.n >= 256 && (aliased_ld(g.lda) || aliased_ld(g.ldb))) {
     GemmArgs h = g;
-    if (aliased(g.lda)) {
-      h.lda = g.lda + 16;
+    if (aliased_ld(g.lda)) {
+      h.lda = detail::unaliased_ld(g.lda);
       h.a = padded_copy(g.a, g.k, g.m, g.lda, h.lda, 0);
     }
-    if (aliased(g.ldb)) {
-      h.ldb = g.ldb + 16;
+    if (aliased_ld(g.ldb)) {
+      h.ldb = detail::unaliased_ld(g.ldb);
       h.b = padded_copy(g.b, g.k, g.n, g.ldb, h.ldb, 1);
     }
     return gemm(h, GemmBackend::automatic);

@@ -29,10 +29,6 @@ void widen_rows(const uint16_t* src, int64_t rows, int64_t cols, int64_t ld, int
     for (int64_t j = 0; j < cols; ++j) dst[r * padded + j] = bf16_to_float(src[r * ld + j]);
 }
 
-// A row length for f32 copies that keeps rows off multiples of 4 KB apart, whose cache sets
-// alias in oneDNN's packing (gemm.cpp: half speed on Zen 3).
-int64_t unaliased(int64_t cols) { return cols % 1024 == 0 ? cols + 16 : std::max<int64_t>(cols, 1); }
-
 // bf16 products on a CPU whose oneDNN has no bf16 matmul (AVX2): the operands widened to f32,
 // which is exact, and multiplied through attn::gemm, so the product takes fp32's kernels and
 // dispatch (gemm_few_rows, dnnl_sgemm, the matmul primitive) and differs from fp32 only in the
@@ -41,7 +37,8 @@ void gemm_bf16_widened(const GemmBf16Args& g) {
   thread_local std::vector<float> a32, b32;
   const int64_t a_rows = g.trans_a ? g.k : g.m, a_cols = g.trans_a ? g.m : g.k;
   const int64_t b_rows = g.trans_b ? g.n : g.k, b_cols = g.trans_b ? g.k : g.n;
-  const int64_t lda = unaliased(a_cols), ldb = unaliased(b_cols);
+  // rows kept off multiples of 4 KB apart as they are widened (gemm_backends.h)
+  const int64_t lda = detail::unaliased_ld(a_cols), ldb = detail::unaliased_ld(b_cols);
   widen_rows(g.a, a_rows, a_cols, g.lda, lda, a32);
   widen_rows(g.b, b_rows, b_cols, g.ldb, ldb, b32);
   gemm({g.trans_a, g.trans_b, g.m, g.n, g.k, g.alpha, g.beta, a32.data(), lda, b32.data(), ldb, g.c, g.ldc});
