@@ -15,13 +15,18 @@
 namespace attn::detail {
 namespace {
 
+// fp32 inference on W packed once into panels (gemm_panels.h), which adds the bias in its epilogue.
+bool on_f32_panels(Precision p, bool grad, int64_t rows) {
+  return p == Precision::fp32 && !grad && current_packed_weights() && f32_panels_for(rows);
+}
+
 // y (+)= x W^T in the current precision (y holds the bias when beta == 1; int8 and fp32's
 // panels take `bias` into their epilogue instead, beta 0). `grad`: a backward will follow (bf16
 // keeps its rounded operands for it; int8 refuses).
 void affine_product(Affine& a, const Tensor& W, float beta, bool grad, const float* bias) {
   const Precision p = current_precision();
   PackedWeights* cache = current_packed_weights();
-  if (p == Precision::fp32 && !grad && cache && f32_panels_for(a.rows)) {  // W packed once (gemm_panels.h)
+  if (on_f32_panels(p, grad, a.rows)) {
     PackedGemmArgs g{a.rows, a.xv.data<float>(), a.in, beta, a.out.data<float>(), a.out_features};
     g.bias = bias;
     gemm_packed(g, *cache->get(W, p));
@@ -104,9 +109,7 @@ Affine affine_forward(const Var& x, const Var& W, const Var& b, bool grad) {
   // int8 inference, and fp32 inference on the panels, add the bias in the product's epilogue;
   // otherwise y starts as the bias
   const Precision p = current_precision();
-  const bool bias_in_epilogue =
-      b.defined() && !grad &&
-      (p == Precision::int8 || (p == Precision::fp32 && current_packed_weights() && f32_panels_for(a.rows)));
+  const bool bias_in_epilogue = b.defined() && ((p == Precision::int8 && !grad) || on_f32_panels(p, grad, a.rows));
   if (b.defined()) {
     if (!(b.value().numel() == a.out_features))
       fail("linear: bias ", shape_str(b.shape()), " does not match weight ", shape_str(a.wv.shape()));
