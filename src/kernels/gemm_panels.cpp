@@ -31,28 +31,18 @@ void tile(const float* x, int64_t ldx, const float* panel, int64_t k, float* out
     const float* w = panel + kk * kPanelWidth;
     const __m256 b0 = _mm256_loadu_ps(w), b1 = _mm256_loadu_ps(w + 8);
     _mm_prefetch(reinterpret_cast<const char*>(w + kPrefetchAhead), _MM_HINT_T0);
-    __m256 a = _mm256_broadcast_ss(x0 + kk);
-    c00 = _mm256_fmadd_ps(a, b0, c00), c01 = _mm256_fmadd_ps(a, b1, c01);
-    if constexpr (R > 1) {
-      a = _mm256_broadcast_ss(x1 + kk);
-      c10 = _mm256_fmadd_ps(a, b0, c10), c11 = _mm256_fmadd_ps(a, b1, c11);
-    }
-    if constexpr (R > 2) {
-      a = _mm256_broadcast_ss(x2 + kk);
-      c20 = _mm256_fmadd_ps(a, b0, c20), c21 = _mm256_fmadd_ps(a, b1, c21);
-    }
-    if constexpr (R > 3) {
-      a = _mm256_broadcast_ss(x3 + kk);
-      c30 = _mm256_fmadd_ps(a, b0, c30), c31 = _mm256_fmadd_ps(a, b1, c31);
-    }
-    if constexpr (R > 4) {
-      a = _mm256_broadcast_ss(x4 + kk);
-      c40 = _mm256_fmadd_ps(a, b0, c40), c41 = _mm256_fmadd_ps(a, b1, c41);
-    }
-    if constexpr (R > 5) {
-      a = _mm256_broadcast_ss(x5 + kk);
-      c50 = _mm256_fmadd_ps(a, b0, c50), c51 = _mm256_fmadd_ps(a, b1, c51);
-    }
+    // one row of x: its value at kk times the panel's 16 outputs
+    auto row = [kk, b0, b1](const float* xr, __m256& lo, __m256& hi) {
+      const __m256 a = _mm256_broadcast_ss(xr + kk);
+      lo = _mm256_fmadd_ps(a, b0, lo);
+      hi = _mm256_fmadd_ps(a, b1, hi);
+    };
+    row(x0, c00, c01);
+    if constexpr (R > 1) row(x1, c10, c11);
+    if constexpr (R > 2) row(x2, c20, c21);
+    if constexpr (R > 3) row(x3, c30, c31);
+    if constexpr (R > 4) row(x4, c40, c41);
+    if constexpr (R > 5) row(x5, c50, c51);
   }
   auto put = [out, accumulate](int r, __m256 lo, __m256 hi) {
     float* o = out + r * kPanelWidth;

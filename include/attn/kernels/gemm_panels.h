@@ -7,10 +7,11 @@
 // single chain of FMAs in k order; the panels are split among the threads.
 //
 // Why: at 17-48 rows (a decoding step of a batch of sentences, or of a beam over a few)
-// dnnl_sgemm repacks W at every call, and packing costs about as much as the arithmetic on it;
-// here W is packed once (PackedWeights). Measured against dnnl_sgemm (2 threads, Zen 3, weights
-// streamed from memory): 1.1-1.45x at m = 24 and 32, 1.0-1.1x at 64 and 128 (so gemm_packed takes
-// it up to kPanelRowsMax). Details: docs/performance.md.
+// oneDNN repacks W at every call, and packing costs about as much as the arithmetic on it;
+// here W is packed once (PackedWeights). Measured against gemm() (oneDNN's matmul primitive up to
+// m = 32, dnnl_sgemm past it; 2 threads, Zen 3, weights streamed from memory): 1.05-1.45x at
+// m = 24 and 32, 1.0-1.07x at 64 and 128 (so gemm_packed takes it up to kPanelRowsMax only).
+// Details: docs/performance.md.
 // Built for AVX2 + FMA without AVX-512 (f32_panels_available()): not measured on AVX-512 CPUs,
 // where oneDNN has wider kernels.
 #pragma once
