@@ -131,14 +131,18 @@ const float* padded_copy(const float* src, int64_t rows, int64_t cols, int64_t l
 // Zen 3: 64-69 GFLOPS for 1024 x 256 x 4096 where 117-124 with rows 64 bytes longer; the cache
 // sets alias in oneDNN's packing). Such an operand is copied to longer rows first: 16 MB for
 // that shape, and the small model's training step went from 0.60-0.63 to 0.72 of the GEMM peak.
+// dY rows 2 KB apart (d_model = 512, the cross-attention's keys and values of d_model 256) slow
+// it too: 91 -> 117 GFLOPS for 512 x 512 x 4096 and 86 -> 100 for 512 x 256 x 4096 with dY
+// copied (medians of 5; X rows 2 KB apart gained nothing: 122 -> 110-118 for 256 x 512 x 4096).
 // Not measured on AVX-512 CPUs, where the matmul primitive ran these shapes at 136-163 GFLOPS
 // of a 190 peak (session 6): they keep the plain call.
 void gemm(const GemmArgs& g) {
 #if !defined(__AVX512F__)
   using detail::aliased_ld;
-  if (g.trans_a && !g.trans_b && g.k >= 1024 && g.m >= 256 && g.n >= 256 && (aliased_ld(g.lda) || aliased_ld(g.ldb))) {
+  const bool copy_a = detail::aliased_ld_of_a(g.trans_a, g.lda);
+  if (g.trans_a && !g.trans_b && g.k >= 1024 && g.m >= 256 && g.n >= 256 && (copy_a || aliased_ld(g.ldb))) {
     GemmArgs h = g;
-    if (aliased_ld(g.lda)) {
+    if (copy_a) {
       h.lda = detail::unaliased_ld(g.lda);
       h.a = padded_copy(g.a, g.k, g.m, g.lda, h.lda, 0);
     }

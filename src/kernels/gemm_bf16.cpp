@@ -38,7 +38,8 @@ void gemm_bf16_widened(const GemmBf16Args& g) {
   const int64_t a_rows = g.trans_a ? g.k : g.m, a_cols = g.trans_a ? g.m : g.k;
   const int64_t b_rows = g.trans_b ? g.n : g.k, b_cols = g.trans_b ? g.k : g.n;
   // rows kept off multiples of 4 KB apart as they are widened (gemm_backends.h)
-  const int64_t lda = detail::unaliased_ld(a_cols), ldb = detail::unaliased_ld(b_cols);
+  const int64_t lda = detail::aliased_ld_of_a(g.trans_a, a_cols) ? detail::unaliased_ld(a_cols) : a_cols;
+  const int64_t ldb = detail::aliased_ld(b_cols) ? detail::unaliased_ld(b_cols) : b_cols;
   widen_rows(g.a, a_rows, a_cols, g.lda, lda, a32);
   widen_rows(g.b, b_rows, b_cols, g.ldb, ldb, b32);
   gemm({g.trans_a, g.trans_b, g.m, g.n, g.k, g.alpha, g.beta, a32.data(), lda, b32.data(), ldb, g.c, g.ldc});

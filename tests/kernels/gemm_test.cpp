@@ -213,12 +213,13 @@ TEST(Gemm, DispatchRules) {
 }
 
 // Weight gradients whose operand rows are a multiple of 4 KB apart (A^T B over K >= 1024 rows,
-// lda or ldb 1024 floats): gemm() may copy them to longer rows first (AVX2 builds); the product
-// is the same. The pad makes lda = ldb = 1024 with m = 256 + 768.
+// lda or ldb 1024 floats), or A's rows 2 KB apart: gemm() may copy them to longer rows first
+// (AVX2 builds); the product is the same. The pad makes lda = ldb = 1024 with m = 256 + 768.
 TEST(Gemm, WeightGradientsOverAliasedRows) {
   const Runner automatic{"gemm()", [](const GemmArgs& g) { gemm(g); }};
   expect_matches_reference({true, false, 256, 256, 1024, 1.0f, 0.0f, 768}, automatic);
   expect_matches_reference({true, false, 1024, 300, 1100, 0.5f, 1.0f, 0}, automatic);  // lda 1024 only
+  expect_matches_reference({true, false, 512, 272, 1040, 1.0f, 0.5f, 0}, automatic);   // lda 512
 }
 
 TEST(Gemm, EmptyAndZeroK) {
