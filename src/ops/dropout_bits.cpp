@@ -19,84 +19,72 @@ DropoutStream dropout_stream(float p, uint64_t seed, uint64_t first) {
   DropoutStream s;
   s.key = stream_key(seed);
   s.first = first;
-  // u_i < p  <=>  the top 24 bits of the i-th number < p 2^24 (random_uniform's definition)
+  // u_k < p  <=>  dropout_bits24(key, k) < p 2^24 (dropout_uniform's definition)
   s.threshold = static_cast<uint64_t>(std::ceil(static_cast<double>(p) * 16777216.0));
   s.keep = 1.0f / (1.0f - p);
+  s.key32 = dropout_key32(s.key, first >> 32);
   return s;
 }
 
+namespace {
+
 #if ATTN_DROPOUT_AVX512
-namespace {
-
-// The keep bits of the 8 stream numbers from k0 on: random_bits_keyed 8 lanes at a time.
-// (maskz shifts with all lanes on: GCC 12 warns about the plain ones' undefined source)
-__mmask8 keep8(uint64_t key, uint64_t k0, uint64_t threshold) {
-  auto c = [](uint64_t v) { return _mm512_set1_epi64(static_cast<long long>(v)); };
-  __m512i k = _mm512_add_epi64(c(k0), _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
-  __m512i z = _mm512_xor_si512(c(key), _mm512_mullo_epi64(k, c(0xd1b54a32d192ed03ULL)));
-  z = _mm512_add_epi64(z, c(0x9e3779b97f4a7c15ULL));
-  z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_maskz_srli_epi64(0xff, z, 30)), c(0xbf58476d1ce4e5b9ULL));
-  z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_maskz_srli_epi64(0xff, z, 27)), c(0x94d049bb133111ebULL));
-  z = _mm512_maskz_srli_epi64(0xff, _mm512_xor_si512(z, _mm512_maskz_srli_epi64(0xff, z, 31)), 40);
-  return _mm512_cmpge_epu64_mask(z, c(threshold));
+// The keep bits of the 16 numbers from k0 on (low 32 bits lo0, no carry into the high 32 bits
+// among them): dropout_bits24 16 lanes at a time.
+uint32_t keep16(uint32_t key32, uint32_t lo0, uint32_t threshold) {
+  auto c = [](uint32_t v) { return _mm512_set1_epi32(static_cast<int>(v)); };
+  __m512i x = _mm512_xor_si512(_mm512_add_epi32(c(lo0), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)), c(key32));
+  x = _mm512_mullo_epi32(_mm512_xor_si512(x, _mm512_srli_epi32(x, 17)), c(0xed5ad4bbu));
+  x = _mm512_mullo_epi32(_mm512_xor_si512(x, _mm512_srli_epi32(x, 11)), c(0xac4c1b51u));
+  x = _mm512_mullo_epi32(_mm512_xor_si512(x, _mm512_srli_epi32(x, 15)), c(0x31848babu));
+  x = _mm512_srli_epi32(_mm512_xor_si512(x, _mm512_srli_epi32(x, 14)), 8);
+  return _mm512_cmpge_epu32_mask(x, c(threshold));
 }
-
-}  // namespace
 #elif defined(__AVX2__)
-namespace {
-
-// z c mod 2^64 in each 64-bit lane, from 32 x 32 -> 64-bit products (AVX2 has no 64-bit mullo):
-// lo(z) lo(c) + (hi(z) lo(c) + lo(z) hi(c)) 2^32
-inline __m256i mul64(__m256i z, uint64_t c) {
-  const __m256i lo = _mm256_set1_epi64x(static_cast<long long>(c & 0xffffffffu));
-  const __m256i hi = _mm256_set1_epi64x(static_cast<long long>(c >> 32));
-  const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(z, 32), lo), _mm256_mul_epu32(z, hi));
-  return _mm256_add_epi64(_mm256_mul_epu32(z, lo), _mm256_slli_epi64(cross, 32));
+// The same, 8 lanes at a time.
+uint32_t keep8(uint32_t key32, uint32_t lo0, uint32_t threshold) {
+  auto c = [](uint32_t v) { return _mm256_set1_epi32(static_cast<int>(v)); };
+  __m256i x = _mm256_xor_si256(_mm256_add_epi32(c(lo0), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)), c(key32));
+  x = _mm256_mullo_epi32(_mm256_xor_si256(x, _mm256_srli_epi32(x, 17)), c(0xed5ad4bbu));
+  x = _mm256_mullo_epi32(_mm256_xor_si256(x, _mm256_srli_epi32(x, 11)), c(0xac4c1b51u));
+  x = _mm256_mullo_epi32(_mm256_xor_si256(x, _mm256_srli_epi32(x, 15)), c(0x31848babu));
+  x = _mm256_srli_epi32(_mm256_xor_si256(x, _mm256_srli_epi32(x, 14)), 8);
+  // x < 2^24 and threshold <= 2^24: the signed compare x > threshold - 1 is x >= threshold
+  const __m256i keep = _mm256_cmpgt_epi32(x, c(threshold - 1));
+  return static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(keep)));
 }
+#endif
 
-// The keep bits of the 4 stream numbers from k0 on: random_bits_keyed 4 lanes at a time.
-uint32_t keep4(uint64_t key, uint64_t k0, uint64_t threshold) {
-  auto c = [](uint64_t v) { return _mm256_set1_epi64x(static_cast<long long>(v)); };
-  const __m256i k = _mm256_add_epi64(c(k0), _mm256_setr_epi64x(0, 1, 2, 3));
-  __m256i z = _mm256_xor_si256(c(key), mul64(k, 0xd1b54a32d192ed03ULL));
-  z = _mm256_add_epi64(z, c(0x9e3779b97f4a7c15ULL));
-  z = mul64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), 0xbf58476d1ce4e5b9ULL);
-  z = mul64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), 0x94d049bb133111ebULL);
-  z = _mm256_srli_epi64(_mm256_xor_si256(z, _mm256_srli_epi64(z, 31)), 40);
-  // z < 2^24 and threshold <= 2^24: the signed compare z > threshold - 1 is z >= threshold
-  const __m256i keep = _mm256_cmpgt_epi64(z, c(threshold - 1));
-  return static_cast<uint32_t>(_mm256_movemask_pd(_mm256_castsi256_pd(keep)));
-}
-
+#if defined(__AVX2__) && !ATTN_DROPOUT_AVX512
 // The lanes of an 8-float chunk whose bit is set in `bits` (lane l: bit l), as a vector mask.
 inline __m256 bit_lanes(uint32_t bits) {
   const __m256i b = _mm256_set1_epi32(static_cast<int>(bits & 0xffu));
   const __m256i lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
   return _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(b, lane), lane));
 }
+#endif
 
 }  // namespace
-#endif
 
 uint32_t keep_bits(const DropoutStream& s, uint64_t i, int count) {
   const uint64_t k0 = s.first + i;
   const uint32_t valid = count >= 32 ? 0xffffffffu : (1u << count) - 1u;
+  const uint32_t threshold = static_cast<uint32_t>(s.threshold);
+  // The vector forms need one high half (one 32-bit key) for all 32 numbers.
+  if ((k0 >> 32) == (s.first >> 32) && ((k0 + 31) >> 32) == (k0 >> 32)) {
+    const uint32_t lo0 = static_cast<uint32_t>(k0);
 #if ATTN_DROPOUT_AVX512
-  uint32_t bits = 0;
-  for (int g = 0; g < 4 && 8 * g < count; ++g)
-    bits |= static_cast<uint32_t>(keep8(s.key, k0 + 8 * static_cast<uint64_t>(g), s.threshold)) << (8 * g);
-  return bits & valid;
+    return (keep16(s.key32, lo0, threshold) | keep16(s.key32, lo0 + 16, threshold) << 16) & valid;
 #elif defined(__AVX2__)
-  uint32_t bits = 0;
-  for (int g = 0; g < 8 && 4 * g < count; ++g)
-    bits |= keep4(s.key, k0 + 4 * static_cast<uint64_t>(g), s.threshold) << (4 * g);
-  return bits & valid;
-#else
+    uint32_t bits = 0;
+    for (int g = 0; g < 4 && 8 * g < count; ++g) bits |= keep8(s.key32, lo0 + 8 * g, threshold) << (8 * g);
+    return bits & valid;
+#endif
+  }
   uint32_t bits = 0;
   for (int l = 0; l < count; ++l)
-    bits |= static_cast<uint32_t>((random_bits_keyed(s.key, k0 + static_cast<uint64_t>(l)) >> 40) >= s.threshold) << l;
+    bits |= static_cast<uint32_t>(dropout_bits24(s.key, k0 + static_cast<uint64_t>(l)) >= threshold) << l;
   return bits & valid;
-#endif
 }
 
 void dropout_row(const float* x, const float* bias, float* y, int64_t cols, bool relu,

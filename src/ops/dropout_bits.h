@@ -2,9 +2,9 @@
 // element is used (one pass forward) and kept as one bit per element for the backward, where a
 // float mask cost a pass to write it and 4 bytes an element to read it back.
 //
-// Element i of a dropout (its index in the op's stream, counted from `first`) is kept when the
-// top 24 bits of random number first + i are >= p 2^24, which is random_uniform(seed, first + i)
-// >= p: the numbers, and so the masks, of dropout_mask().
+// Element i of a dropout (its index in the op's stream, counted from `first`) is kept when
+// dropout_bits24(key, first + i) >= p 2^24, which is dropout_uniform(seed, first + i) >= p
+// (tensor/random.h): the numbers, and so the masks, of dropout_mask().
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,7 @@ struct DropoutStream {
   uint64_t first = 0;      // stream index of element 0
   uint64_t threshold = 0;  // ceil(p 2^24)
   float keep = 1.0f;       // 1 / (1 - p), the scale of a kept element
+  uint32_t key32 = 0;      // dropout_key32(key, first >> 32), the 32-bit key of most elements
 };
 
 DropoutStream dropout_stream(float p, uint64_t seed, uint64_t first);

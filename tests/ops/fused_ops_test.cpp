@@ -110,7 +110,7 @@ TEST(ReluDropout, SameAsDropoutOfRelu) {
 }
 
 TEST(DropoutMask, MatchesTheStreamDefinition) {
-  // The vectorised mask against random_uniform's definition, element by element: an odd start
+  // The vectorised mask against dropout_uniform's definition, element by element: an odd start
   // and length exercise the 8-lane body and the scalar tail.
   const int64_t n = 1003;
   const uint64_t seed = 99, first = 12345;
@@ -119,8 +119,23 @@ TEST(DropoutMask, MatchesTheStreamDefinition) {
   dropout_mask(mask.data(), n, p, seed, first);
   int64_t wrong = 0;
   for (int64_t i = 0; i < n; ++i)
-    wrong += mask[i] != (random_uniform(seed, first + static_cast<uint64_t>(i)) < p ? 0.0f : keep);
+    wrong += mask[i] != (dropout_uniform(seed, first + static_cast<uint64_t>(i)) < p ? 0.0f : keep);
   EXPECT_EQ(wrong, 0);
+}
+
+TEST(DropoutMask, AcrossTheCountersHighHalf) {
+  // Words whose numbers straddle k = 2^32 (the 32-bit key changes there) and a stream that starts
+  // past it: element by element against the definition.
+  const float p = 0.5f, keep = 2.0f;
+  for (const uint64_t first : {(uint64_t{1} << 32) - 45, (uint64_t{3} << 32) + 7}) {
+    const int64_t n = 200;
+    std::vector<float> mask(n);
+    dropout_mask(mask.data(), n, p, 4, first);
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < n; ++i)
+      wrong += mask[i] != (dropout_uniform(4, first + static_cast<uint64_t>(i)) < p ? 0.0f : keep);
+    EXPECT_EQ(wrong, 0) << "first " << first;
+  }
 }
 
 TEST(ReluDropout, GradCheck) {
@@ -146,7 +161,7 @@ TEST(Dropout, MatchesTheStreamDefinition) {
   EXPECT_EQ(rng.counter, 7u + 9000u);
   int64_t wrong = 0, kept = 0;
   for (int64_t i = 0; i < x.numel(); ++i) {
-    const bool k = random_uniform(31, 7 + static_cast<uint64_t>(i)) >= p;
+    const bool k = dropout_uniform(31, 7 + static_cast<uint64_t>(i)) >= p;
     kept += k;
     wrong += got[0].data<float>()[i] != (k ? x.data<float>()[i] * keep : 0.0f);
     wrong += got[1].data<float>()[i] != (k ? dout.data<float>()[i] * keep : 0.0f);

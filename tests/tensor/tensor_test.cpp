@@ -2,6 +2,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
@@ -100,6 +101,38 @@ TEST(Random, CounterBasedStreamsAreReproducible) {
   double mean = 0;
   for (int i = 0; i < 100000; ++i) mean += random_uniform(1, i);
   EXPECT_NEAR(mean / 100000, 0.5, 0.01);
+}
+
+// Dropout's stream (triple32 over the counter's low half): uniform over 16 buckets, no
+// correlation between neighbours, other seeds give other numbers, and the counter's high half
+// counts (streams 2^32 apart differ).
+TEST(Random, DropoutStreamIsUniformAndUncorrelated) {
+  const int n = 1 << 20;
+  std::vector<int> buckets(16, 0);
+  double sum_xy = 0, sum_x = 0, sum_xx = 0;
+  float previous = dropout_uniform(5, 0);
+  for (int k = 1; k <= n; ++k) {
+    const float u = dropout_uniform(5, static_cast<uint64_t>(k));
+    ASSERT_GE(u, 0.0f);
+    ASSERT_LT(u, 1.0f);
+    ++buckets[static_cast<int>(u * 16)];
+    sum_x += u, sum_xx += double(u) * u, sum_xy += double(u) * previous;
+    previous = u;
+  }
+  double chi2 = 0;
+  for (int b : buckets) chi2 += (b - n / 16.0) * (b - n / 16.0) / (n / 16.0);
+  const double mean = sum_x / n, var = sum_xx / n - mean * mean, lag1 = (sum_xy / n - mean * mean) / var;
+  std::printf("  dropout_uniform: mean %.5f, chi2 over 16 buckets %.1f (15 dof), lag-1 correlation %.5f\n", mean, chi2, lag1);
+  EXPECT_NEAR(mean, 0.5, 0.002);
+  EXPECT_LT(chi2, 50.0);  // 15 degrees of freedom: p < 1e-5 above 50
+  EXPECT_LT(std::abs(lag1), 0.005);
+  int same_seed = 0, same_high = 0;
+  for (uint64_t k = 0; k < 1000; ++k) {
+    same_seed += dropout_uniform(5, k) == dropout_uniform(6, k);
+    same_high += dropout_uniform(5, k) == dropout_uniform(5, k + (uint64_t{1} << 32));
+  }
+  EXPECT_LT(same_seed, 5);
+  EXPECT_LT(same_high, 5);
 }
 
 
