@@ -16,8 +16,9 @@ Tensor& Var::grad_buffer() const {
 }
 
 void Var::accumulate_grad(const Tensor& g) const {
-  check(g.shape() == shape(), "autodiff: gradient of shape ", shape_str(g.shape()),
-        " for a value of shape ", shape_str(shape()));
+  if (!(g.shape() == shape()))
+    fail("autodiff: gradient of shape ", shape_str(g.shape()),
+         " for a value of shape ", shape_str(shape()));
   if (!node_->grad.defined()) {
     node_->grad = g.clone();
     return;
@@ -35,8 +36,9 @@ NoGrad::NoGrad() : previous_(current_tape) { current_tape = nullptr; }
 NoGrad::~NoGrad() { current_tape = previous_; }
 
 void Tape::backward(Var& loss) {
-  check(loss.value().numel() == 1, "backward: the loss must have one element, its shape is ",
-        shape_str(loss.shape()));
+  if (!(loss.value().numel() == 1))
+    fail("backward: the loss must have one element, its shape is ",
+         shape_str(loss.shape()));
   backward(loss, Tensor::full(loss.shape(), 1.0f));
 }
 

@@ -19,8 +19,9 @@ Tensor from_npz(const std::string& path, const Tensor& init, int64_t* found) {
   check(arrays.count("embeddings") || arrays.size() == 1, path, ": expected an array 'embeddings' (or a single array), found ",
         arrays.size(), " arrays");
   Tensor t = arrays.count("embeddings") ? arrays.at("embeddings") : arrays.begin()->second;
-  check(t.shape() == init.shape(), path, ": the table is ", shape_str(t.shape()), ", the model needs ",
-        shape_str(init.shape()), " (vocabulary size, d_model)");
+  if (!(t.shape() == init.shape()))
+    fail(path, ": the table is ", shape_str(t.shape()), ", the model needs ",
+         shape_str(init.shape()), " (vocabulary size, d_model)");
   *found = t.size(0);
   return t.contiguous().clone();
 }

@@ -77,8 +77,9 @@ Entry parse_entry(const std::string& path, const std::string& name, const json& 
   check(e.begin <= e.end && e.end <= data_size, where, ": data_offsets [", e.begin, ", ", e.end,
         "] out of range for a data buffer of ", data_size, " bytes");
   uint64_t want = numel * dtype_size(e.dtype);
-  check(e.end - e.begin == want, where, ": data_offsets [", e.begin, ", ", e.end, "] hold ",
-        e.end - e.begin, " bytes but shape ", shape_str(e.shape), " of ", dt, " needs ", want);
+  if (!(e.end - e.begin == want))
+    fail(where, ": data_offsets [", e.begin, ", ", e.end, "] hold ",
+         e.end - e.begin, " bytes but shape ", shape_str(e.shape), " of ", dt, " needs ", want);
   return e;
 }
 

@@ -185,9 +185,10 @@ Classifier classifier_from_tensors(const ClassifierConfig& c, std::map<std::stri
   for (const ParamSpec& s : param_specs(c)) {
     auto it = tensors.find(s.key);
     check(it != tensors.end(), source, ": tensor '", s.key, "' is missing");
-    check(it->second.shape() == s.shape && it->second.dtype() == DType::f32, source, ": tensor '", s.key,
-          "' is ", dtype_name(it->second.dtype()), " ", shape_str(it->second.shape()), ", expected F32 ",
-          shape_str(s.shape));
+    if (!(it->second.shape() == s.shape && it->second.dtype() == DType::f32))
+      fail(source, ": tensor '", s.key,
+           "' is ", dtype_name(it->second.dtype()), " ", shape_str(it->second.shape()), ", expected F32 ",
+           shape_str(s.shape));
     named[s.key] = Var(adopt_or_copy(std::move(it->second)), true);  // owned: training updates it
   }
   check(named.size() == tensors.size(), source, ": holds ", tensors.size(), " tensors, the classifier has ",
@@ -197,8 +198,9 @@ Classifier classifier_from_tensors(const ClassifierConfig& c, std::map<std::stri
 
 Var classifier_logits(const Classifier& m, const Tensor& ids, const Context& ctx) {
   const ClassifierConfig& c = m.config;
-  check(ids.dim() == 2 && ids.size(1) == c.pad_size && ids.dtype() == DType::i32, "classifier: ids must be I32 [batch, ",
-        c.pad_size, "], got ", dtype_name(ids.dtype()), " ", shape_str(ids.shape()));
+  if (!(ids.dim() == 2 && ids.size(1) == c.pad_size && ids.dtype() == DType::i32))
+    fail("classifier: ids must be I32 [batch, ",
+         c.pad_size, "], got ", dtype_name(ids.dtype()), " ", shape_str(ids.shape()));
   Tensor id = ids.contiguous();
   // x = Dropout(Embed(ids) + PE)                               [batch, pad_size, d]
   Var x = apply_dropout(add(embedding(m.embed, id), Var(m.pe)), ctx);

@@ -31,8 +31,9 @@ void load_named_tensors(const std::vector<TensorSpec>& specs,
     Tensor& t = it->second;
     check(t.dtype() == DType::f32, source, ": tensor '", s.key, "' has dtype ", dtype_name(t.dtype()),
           ", expected F32");
-    check(t.shape() == s.shape, source, ": tensor '", s.key, "' has shape ", shape_str(t.shape()),
-          ", the config needs ", shape_str(s.shape));
+    if (!(t.shape() == s.shape))
+      fail(source, ": tensor '", s.key, "' has shape ", shape_str(t.shape()),
+           ", the config needs ", shape_str(s.shape));
     named[s.key] = Var(adopt_or_copy(std::move(t)), true);  // owned: training updates it in place
     used[s.key] = true;
   }

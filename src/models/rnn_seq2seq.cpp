@@ -96,8 +96,9 @@ Tensor step_input(const RnnSeq2Seq& m, const Tensor& tgt_in, int64_t t, const Va
 }  // namespace
 
 RnnMemory rnn_encode(const RnnSeq2Seq& m, const Tensor& src, const Context& ctx) {
-  check(src.dim() == 2 && src.dtype() == DType::i32, "rnn encoder: source must be i32 [batch, len], got ",
-        shape_str(src.shape()));
+  if (!(src.dim() == 2 && src.dtype() == DType::i32))
+    fail("rnn encoder: source must be i32 [batch, len], got ",
+         shape_str(src.shape()));
   const int64_t B = src.size(0), S = src.size(1);
   Tensor pad = padding_mask(src, m.config.pad_id);  // [B, S]
   Var x = apply_dropout(embedding(m.src_embed, src), ctx);  // [B, S, d_model]
@@ -119,8 +120,9 @@ Var rnn_decode_step(const RnnSeq2Seq& m, const RnnMemory& memory, RnnState& stat
 
 Var rnn_logits(const RnnSeq2Seq& m, const Tensor& src, const Tensor& tgt_in, const Context& ctx,
                const DecoderFeeding& feeding) {
-  check(tgt_in.dim() == 2 && tgt_in.size(0) == src.size(0), "rnn decoder: target ", shape_str(tgt_in.shape()),
-        " does not match source ", shape_str(src.shape()));
+  if (!(tgt_in.dim() == 2 && tgt_in.size(0) == src.size(0)))
+    fail("rnn decoder: target ", shape_str(tgt_in.shape()),
+         " does not match source ", shape_str(src.shape()));
   RnnMemory memory = rnn_encode(m, src, ctx);
   RnnState state = memory.decoder_state;
   const int64_t B = tgt_in.size(0), T = tgt_in.size(1), D = m.config.d_model;

@@ -25,8 +25,9 @@ void validate(const TeacherForcingSchedule& s) {
 
 Tensor mix_decoder_input(const Tensor& tgt_in, const Tensor& predicted, int32_t pad_id, const DecoderFeeding& f) {
   Tensor gold = tgt_in.contiguous(), pred = predicted.contiguous();
-  check(gold.shape() == pred.shape(), "scheduled sampling: predictions ", shape_str(pred.shape()),
-        " do not match the decoder input ", shape_str(gold.shape()));
+  if (!(gold.shape() == pred.shape()))
+    fail("scheduled sampling: predictions ", shape_str(pred.shape()),
+         " do not match the decoder input ", shape_str(gold.shape()));
   Tensor mixed = gold.clone();
   if (f.teacher_forcing >= 1.0f) return mixed;
   check(f.teacher_forcing <= 0.0f || f.rng != nullptr, "scheduled sampling needs a random stream");

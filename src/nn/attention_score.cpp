@@ -32,8 +32,9 @@ Var score_keys(const AttentionScore& s, const Var& k) {
 }
 
 Var attention_scores(const AttentionScore& s, const Var& q, const Var& keys) {
-  check(q.dim() == 3 && keys.dim() == 3 && q.size(0) == keys.size(0), "attention scores: queries ",
-        shape_str(q.shape()), " and keys ", shape_str(keys.shape()), " must be [B, Tq, d] and [B, S, d]");
+  if (!(q.dim() == 3 && keys.dim() == 3 && q.size(0) == keys.size(0)))
+    fail("attention scores: queries ",
+         shape_str(q.shape()), " and keys ", shape_str(keys.shape()), " must be [B, Tq, d] and [B, S, d]");
   const int64_t B = q.size(0), Tq = q.size(1), S = keys.size(1);
   switch (s.kind) {
     case ScoreKind::dot:
@@ -76,9 +77,8 @@ Tensor combined_mask(const AttentionMask& mask, int64_t B, int64_t Tq, int64_t S
   Tensor m = Tensor::zeros({B, 1, Tq, S});
   float* pm = m.data<float>();
   Tensor pad = mask.key_padding.defined() ? mask.key_padding.contiguous() : Tensor();
-  if (pad.defined())
-    check(pad.shape() == Shape{B, S}, "attention: key padding mask ", shape_str(pad.shape()), " should be [",
-          B, ", ", S, "]");
+  if (pad.defined() && pad.shape() != Shape{B, S})
+    fail("attention: key padding mask ", shape_str(pad.shape()), " should be [", B, ", ", S, "]");
   for (int64_t b = 0; b < B; ++b)
     for (int64_t i = 0; i < Tq; ++i)
       for (int64_t j = 0; j < S; ++j) {
@@ -93,8 +93,9 @@ Tensor combined_mask(const AttentionMask& mask, int64_t B, int64_t Tq, int64_t S
 
 Var multi_head_attend(const AttentionScore& s, const Var& q, const Var& k, const Var& v,
                       const AttentionMask& mask, const AttentionOptions& options) {
-  check(q.dim() == 4 && k.dim() == 4 && v.dim() == 4, "multi-head attention: q, k, v must be ",
-        "[B, h, T, d_k], got ", shape_str(q.shape()), ", ", shape_str(k.shape()), ", ", shape_str(v.shape()));
+  if (!(q.dim() == 4 && k.dim() == 4 && v.dim() == 4))
+    fail("multi-head attention: q, k, v must be ",
+         "[B, h, T, d_k], got ", shape_str(q.shape()), ", ", shape_str(k.shape()), ", ", shape_str(v.shape()));
   const int64_t B = q.size(0), h = q.size(1), Tq = q.size(2), S = k.size(2), dk = q.size(3);
   // Heads folded into the batch                               [B*h, T, d_k]
   Var keys = score_keys(s, reshape(k, {B * h, S, k.size(3)}));

@@ -122,7 +122,7 @@ RnnResult gru(const Var& x, const Var& h0, const RnnWeights& w, const Tensor& le
 }
 
 Var gru_cell(const Var& x, const Var& h, const RnnWeights& w) {
-  check(x.dim() == 2, "gru_cell: input must be [batch, in], got ", shape_str(x.shape()));
+  if (!(x.dim() == 2)) fail("gru_cell: input must be [batch, in], got ", shape_str(x.shape()));
   return gru(reshape(x, {x.size(0), 1, x.size(1)}), h, w).h_n;
 }
 

@@ -125,7 +125,7 @@ RnnResult lstm(const Var& x, const Var& h0, const Var& c0, const RnnWeights& w, 
 }
 
 RnnResult lstm_cell(const Var& x, const Var& h, const Var& c, const RnnWeights& w) {
-  check(x.dim() == 2, "lstm_cell: input must be [batch, in], got ", shape_str(x.shape()));
+  if (!(x.dim() == 2)) fail("lstm_cell: input must be [batch, in], got ", shape_str(x.shape()));
   RnnResult r = lstm(reshape(x, {x.size(0), 1, x.size(1)}), h, c, w);
   r.output = r.h_n;
   return r;

@@ -23,8 +23,9 @@ void copy_rows(const float* src, float* dst, int64_t c, const std::vector<int64_
 }  // namespace
 
 RealRows real_rows(const Tensor& key_padding) {
-  check(key_padding.dim() == 2 && key_padding.dtype() == DType::i32, "real_rows: needs an i32 [batch, len] mask, got ",
-        shape_str(key_padding.shape()));
+  if (!(key_padding.dim() == 2 && key_padding.dtype() == DType::i32))
+    fail("real_rows: needs an i32 [batch, len] mask, got ",
+         shape_str(key_padding.shape()));
   const Tensor pad = key_padding.contiguous();
   RealRows r;
   r.batch = pad.size(0);
@@ -36,8 +37,9 @@ RealRows real_rows(const Tensor& key_padding) {
 }
 
 Tensor remove_padding(const Tensor& x, const RealRows& r) {
-  check(x.dim() == 3 && x.size(0) == r.batch && x.size(1) == r.len, "remove_padding: x ", shape_str(x.shape()),
-        " for a batch of ", r.batch, " x ", r.len);
+  if (!(x.dim() == 3 && x.size(0) == r.batch && x.size(1) == r.len))
+    fail("remove_padding: x ", shape_str(x.shape()),
+         " for a batch of ", r.batch, " x ", r.len);
   const Tensor c = x.contiguous();
   const int64_t C = c.size(2);
   Tensor out = Tensor::empty({1, static_cast<int64_t>(r.rows.size()), C});
@@ -46,8 +48,8 @@ Tensor remove_padding(const Tensor& x, const RealRows& r) {
 }
 
 Tensor restore_padding(const Tensor& x, const RealRows& r) {
-  check(x.dim() == 3 && x.size(0) == 1 && x.size(1) == static_cast<int64_t>(r.rows.size()),
-        "restore_padding: x ", shape_str(x.shape()), " for ", r.rows.size(), " real rows");
+  if (!(x.dim() == 3 && x.size(0) == 1 && x.size(1) == static_cast<int64_t>(r.rows.size())))
+    fail("restore_padding: x ", shape_str(x.shape()), " for ", r.rows.size(), " real rows");
   const Tensor c = x.contiguous();
   const int64_t C = c.size(2);
   Tensor out = Tensor::empty({r.batch, r.len, C});

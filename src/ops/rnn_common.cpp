@@ -9,24 +9,27 @@
 namespace attn::rnn_detail {
 
 RnnDims rnn_dims(const char* op, const Var& x, const RnnWeights& w, int64_t gates) {
-  check(x.dim() == 3, op, ": input must be [batch, T, in], got ", shape_str(x.shape()));
+  if (!(x.dim() == 3)) fail(op, ": input must be [batch, T, in], got ", shape_str(x.shape()));
   check(w.w_ih.defined() && w.w_hh.defined(), op, ": weight_ih and weight_hh are needed");
   RnnDims d{x.size(0), x.size(1), x.size(2), w.w_hh.size(1), gates};
-  check(w.w_hh.shape() == Shape{gates * d.H, d.H}, op, ": weight_hh ", shape_str(w.w_hh.shape()),
-        " should be [", gates, "*H, H]");
-  check(w.w_ih.shape() == Shape{gates * d.H, d.in}, op, ": weight_ih ", shape_str(w.w_ih.shape()),
-        " does not match input ", shape_str(x.shape()), " and hidden size ", d.H);
+  if (!(w.w_hh.shape() == Shape{gates * d.H, d.H}))
+    fail(op, ": weight_hh ", shape_str(w.w_hh.shape()),
+         " should be [", gates, "*H, H]");
+  if (!(w.w_ih.shape() == Shape{gates * d.H, d.in}))
+    fail(op, ": weight_ih ", shape_str(w.w_ih.shape()),
+         " does not match input ", shape_str(x.shape()), " and hidden size ", d.H);
   for (const Var* b : {&w.b_ih, &w.b_hh})
     check(b->defined() && b->shape() == Shape{gates * d.H}, op, ": biases must be [", gates * d.H, "]");
-  check(d.T > 0 && d.B > 0, op, ": empty input ", shape_str(x.shape()));
+  if (!(d.T > 0 && d.B > 0)) fail(op, ": empty input ", shape_str(x.shape()));
   return d;
 }
 
 std::vector<int32_t> sequence_lengths(const char* op, const Tensor& lengths, int64_t B, int64_t T) {
   std::vector<int32_t> len(static_cast<size_t>(B), static_cast<int32_t>(T));
   if (!lengths.defined()) return len;
-  check(lengths.dtype() == DType::i32 && lengths.numel() == B, op, ": lengths must be i32 [", B,
-        "], got ", dtype_name(lengths.dtype()), " ", shape_str(lengths.shape()));
+  if (!(lengths.dtype() == DType::i32 && lengths.numel() == B))
+    fail(op, ": lengths must be i32 [", B,
+         "], got ", dtype_name(lengths.dtype()), " ", shape_str(lengths.shape()));
   Tensor l = lengths.contiguous();
   for (int64_t b = 0; b < B; ++b) {
     len[static_cast<size_t>(b)] = l.data<int32_t>()[b];
@@ -38,7 +41,8 @@ std::vector<int32_t> sequence_lengths(const char* op, const Tensor& lengths, int
 
 Tensor initial_state(const char* op, const Var& s, int64_t B, int64_t H) {
   if (!s.defined()) return Tensor::zeros({B, H});
-  check(s.shape() == Shape{B, H}, op, ": initial state ", shape_str(s.shape()), " should be [", B, ", ", H, "]");
+  if (!(s.shape() == Shape{B, H}))
+    fail(op, ": initial state ", shape_str(s.shape()), " should be [", B, ", ", H, "]");
   return s.value().clone();
 }
 

@@ -162,7 +162,8 @@ Storage::~Storage() {
 // ---- Tensor factories ------------------------------------------------------------------------
 
 Tensor Tensor::empty(const Shape& shape, DType dtype) {
-  for (int64_t d : shape) check(d >= 0, "tensor: negative dimension in shape ", shape_str(shape));
+  for (int64_t d : shape)
+    if (d < 0) fail("tensor: negative dimension in shape ", shape_str(shape));
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = shape;

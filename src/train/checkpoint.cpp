@@ -32,8 +32,9 @@ std::string step_name(int64_t step) {
 }
 
 void copy_into(const std::string& file, const std::string& name, Tensor& dst, const Tensor& src) {
-  check(src.shape() == dst.shape() && src.dtype() == dst.dtype(), file, ": tensor '", name,
-        "' has shape ", shape_str(src.shape()), ", the model has ", shape_str(dst.shape()));
+  if (!(src.shape() == dst.shape() && src.dtype() == dst.dtype()))
+    fail(file, ": tensor '", name,
+         "' has shape ", shape_str(src.shape()), ", the model has ", shape_str(dst.shape()));
   dst.copy_from(src);
 }
 
