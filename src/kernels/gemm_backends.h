@@ -14,11 +14,12 @@ void check_gemm_args(const GemmArgs& g, const char* who);
 void gemm_onednn(const GemmArgs& g);  // dnnl_sgemm
 
 // Rows a multiple of 4 KB apart, whose cache sets alias in oneDNN's packing (half speed on the
-// Zen 3 measured, gemm.cpp), and the leading dimension a copy takes instead: 64 bytes longer.
-// The transposed A of a weight gradient dW = dY^T X aliases already at 2 KB (aliased_ld_of_a).
+// Zen 3 measured, gemm.cpp), and the leading dimension a copy of such an operand takes instead:
+// 64 bytes longer. The transposed A of a weight gradient dW = dY^T X aliases already at 2 KB
+// (aliased_ld_of_a).
 inline bool aliased_ld(int64_t ld) { return ld % 1024 == 0; }
 inline bool aliased_ld_of_a(bool trans_a, int64_t ld) { return trans_a ? ld % 512 == 0 : aliased_ld(ld); }
-inline int64_t unaliased_ld(int64_t ld) { return ld % 512 == 0 ? ld + 16 : ld; }
+inline int64_t unaliased_ld(int64_t ld) { return ld + 16; }
 
 // oneDNN matmul primitive (cached by shape) over `batch` items, f32 or bf16 inputs.
 struct MatmulCall {
