@@ -83,9 +83,26 @@ const char* backend_name(GemmBackend b) {
 //   0.9-1.3x on 1);
 // - A^T B over K >= 1024 rows with N < 2048 (a weight gradient dW = dY^T X in training), where the
 //   matmul primitive is 1.05-1.9x faster on 2 threads (dnnl_sgemm stalls on M = 1024-2048).
+// On AVX-512 builds, three more (session 15, a Zen 5; docs/performance.md):
+// - x W^T over 33-512 rows (decoding a batch, beams, the encoder of a translation batch): the
+//   matmul primitive 1.1-2.5x dnnl_sgemm (2 threads, K = 512 rows 2 KB apart, N = 512-8000; its
+//   creation, ~0.26 ms a new shape, included);
+// - x W^T with K >= 1024 columns a multiple of 4 KB long (the FFN's second layer, d_ff = 1024 or
+//   2048), any rows: the matmul primitive 1.3-1.4x (4096 x 256 x 1024: 448 against 338 GFLOPS;
+//   4096 x 512 x 2048: 457 against 330);
+// - A^T B whose B rows are 4 KB apart and A's are not (the FFN's second-layer weight gradient
+//   dW2 = dY^T H): dnnl_sgemm, not the matmul primitive of the rule below (256 x 1024 x 4096: 417
+//   against 357).
 GemmBackend gemm_dispatch(const GemmArgs& g) {
   if (!g.trans_a && g.trans_b && g.m <= kFewRowsMax && few_rows_available()) return GemmBackend::few_rows;
   if (!g.trans_a && g.trans_b && g.m >= 16 && g.m <= 32) return GemmBackend::onednn_matmul;
+#if defined(__AVX512F__)
+  using detail::aliased_ld;
+  if (!g.trans_a && g.trans_b && g.m <= 512) return GemmBackend::onednn_matmul;
+  if (!g.trans_a && g.trans_b && g.k >= 1024 && g.n <= 1024 && (aliased_ld(g.lda) || aliased_ld(g.ldb)))
+    return GemmBackend::onednn_matmul;
+  if (g.trans_a && !g.trans_b && g.k >= 1024 && aliased_ld(g.ldb) && !aliased_ld(g.lda)) return GemmBackend::onednn;
+#endif
   if (g.trans_a && !g.trans_b && g.k >= 1024 && g.n < 2048) return GemmBackend::onednn_matmul;
   return GemmBackend::onednn;
 }

@@ -208,6 +208,22 @@ TEST(Gemm, DispatchRules) {
   EXPECT_EQ(gemm_dispatch({true, false, 2048, 512, 4096}), GemmBackend::onednn_matmul);
   EXPECT_EQ(gemm_dispatch({true, false, 512, 2048, 4096}), GemmBackend::onednn);
   EXPECT_EQ(gemm_dispatch({true, false, 2048, 512, 512}), GemmBackend::onednn);
+  // with real leading dimensions: rows of d_ff = 1024 floats are 4 KB apart
+  const GemmArgs ffn2_forward{false, true, 4096, 256, 1024, 1, 0, nullptr, 1024, nullptr, 1024, nullptr, 256};
+  const GemmArgs ffn2_weight_grad{true, false, 256, 1024, 4096, 1, 0, nullptr, 256, nullptr, 1024, nullptr, 1024};
+  const GemmArgs ffn1_weight_grad{true, false, 1024, 256, 4096, 1, 0, nullptr, 1024, nullptr, 256, nullptr, 256};
+  EXPECT_EQ(gemm_dispatch(ffn1_weight_grad), GemmBackend::onednn_matmul);
+#if defined(__AVX512F__)
+  EXPECT_EQ(gemm_dispatch(ffn2_forward), GemmBackend::onednn_matmul);
+  EXPECT_EQ(gemm_dispatch(ffn2_weight_grad), GemmBackend::onednn);
+  EXPECT_EQ(gemm_dispatch({false, true, 4096, 256, 1040, 1, 0, nullptr, 1040, nullptr, 1040, nullptr, 256}),
+            GemmBackend::onednn);  // rows not aliased: dnnl_sgemm
+  EXPECT_EQ(gemm_dispatch({false, true, 128, 8000, 512}), GemmBackend::onednn_matmul);  // 33-512 rows
+  EXPECT_EQ(gemm_dispatch({false, true, 513, 8000, 512}), GemmBackend::onednn);
+#else
+  EXPECT_EQ(gemm_dispatch(ffn2_forward), GemmBackend::onednn);
+  EXPECT_EQ(gemm_dispatch(ffn2_weight_grad), GemmBackend::onednn_matmul);
+#endif
   EXPECT_EQ(batched_dispatch({false, true, 32, 32, 64}, 256), BatchedBackend::onednn_matmul);
   EXPECT_EQ(batched_dispatch({false, true, 1, 128, 64}, 256), BatchedBackend::parallel_onednn);
 }
