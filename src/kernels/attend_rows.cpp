@@ -51,7 +51,7 @@ void weighted(const float* p, const Rows& values, int64_t rows, int64_t dk, floa
       for (int64_t c = 0; c < chunks; ++c)
         acc[c] = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(lane_mask(width - 16 * c), vj + c * 16), acc[c]);
     }
-    for (int64_t c = 0; c < chunks; ++c) _mm512_mask_storeu_ps(out + c0 + c * 16, lane_mask(width - 16 * c), acc[c]);
+    for (int64_t c = 0; c < chunks; ++c) detail::store16(out + c0 + c * 16, lane_mask(width - 16 * c), acc[c]);
   }
 }
 

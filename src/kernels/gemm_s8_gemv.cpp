@@ -129,7 +129,7 @@ void tile_kernel(const Tile& t) {
           t.bias != nullptr ? _mm512_fmadd_ps(scale, a, _mm512_maskz_loadu_ps(mask, t.bias + p * kPanel))
           : t.beta == 0.0f  ? _mm512_mul_ps(scale, a)
                             : _mm512_fmadd_ps(scale, a, _mm512_mul_ps(beta, _mm512_maskz_loadu_ps(mask, y)));
-      _mm512_mask_storeu_ps(y, mask, out);
+      detail::store16(y, mask, out);
     }
   }
 }

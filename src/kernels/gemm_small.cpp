@@ -51,8 +51,8 @@ void tile(const float* A, int64_t ra, int64_t pa, const float* B, int64_t ldb, i
       y0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, c), y0);
       if (NV > 1) y1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, c + 16), y1);
     }
-    _mm512_mask_storeu_ps(c, m0, y0);
-    if (NV > 1) _mm512_mask_storeu_ps(c + 16, m1, y1);
+    detail::store16(c, m0, y0);
+    if (NV > 1) detail::store16(c + 16, m1, y1);
   }
 }
 
@@ -118,7 +118,7 @@ void transpose16(const float* src, int64_t lds, int64_t nr, int64_t nc, float* d
     r[q + 4] = _mm512_maskz_shuffle_f32x4(0xffff, t[q + 4], t[12 + q], 0x88);
     r[q + 12] = _mm512_maskz_shuffle_f32x4(0xffff, t[q + 4], t[12 + q], 0xdd);
   }
-  for (int64_t c = 0; c < nc; ++c) _mm512_mask_storeu_ps(dst + c * ldd, rm, r[c]);
+  for (int64_t c = 0; c < nc; ++c) detail::store16(dst + c * ldd, rm, r[c]);
 }
 
 void gemm_small_avx512(const GemmArgs& g) {

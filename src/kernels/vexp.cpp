@@ -58,7 +58,7 @@ float exp_shifted(const float* x, float* y, int64_t n, float shift) {
   for (int64_t i = 0; i < n; i += 16) {
     __mmask16 k = detail::lane_mask(n - i);
     __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), sh));
-    _mm512_mask_storeu_ps(y + i, k, e);
+    detail::store16(y + i, k, e);
     s = _mm512_mask_add_ps(s, k, s, e);
   }
   return _mm512_reduce_add_ps(s);
@@ -70,7 +70,7 @@ void exp_affine(const float* x, float* y, int64_t n, float shift, float a, float
     __mmask16 k = detail::lane_mask(n - i);
     __m512 v = _mm512_fmadd_ps(va, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), sh)), vc);
     if (accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, y + i));
-    _mm512_mask_storeu_ps(y + i, k, v);
+    detail::store16(y + i, k, v);
   }
 }
 

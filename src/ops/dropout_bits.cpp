@@ -103,7 +103,7 @@ void dropout_row(const float* x, const float* bias, float* y, int64_t cols, bool
       if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(lanes, bias + c));
       __mmask16 m = static_cast<__mmask16>(word >> (16 * h)) & lanes;
       if (relu) m &= _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ);
-      _mm512_mask_storeu_ps(y + c, lanes, _mm512_maskz_mul_ps(m, v, keep));
+      detail::store16(y + c, lanes, _mm512_maskz_mul_ps(m, v, keep));
       out |= static_cast<uint32_t>(m) << (16 * h);
     }
     word = out;
@@ -143,7 +143,7 @@ void dropout_row_backward(const float* dy, const uint32_t* bits, float keep, flo
       const int64_t c = j + 16 * h;
       const __mmask16 lanes = detail::lane_mask(cols - c);
       __m512 g = _mm512_maskz_loadu_ps(lanes, dy + c);
-      _mm512_mask_storeu_ps(dx + c, lanes, _mm512_maskz_mul_ps(static_cast<__mmask16>(word >> (16 * h)), g, k));
+      detail::store16(dx + c, lanes, _mm512_maskz_mul_ps(static_cast<__mmask16>(word >> (16 * h)), g, k));
     }
 #elif defined(__AVX2__)
     const __m256 k = _mm256_set1_ps(keep);

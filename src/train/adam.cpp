@@ -18,7 +18,11 @@ void sqrt_into(const float* v, float* r, int64_t n) {
 #if defined(__AVX512F__)
   for (int64_t i = 0; i < n; i += 16) {
     __mmask16 k = n - i >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1u);
-    _mm512_mask_storeu_ps(r + i, k, _mm512_maskz_sqrt_ps(k, _mm512_maskz_loadu_ps(k, v + i)));
+    const __m512 root = _mm512_maskz_sqrt_ps(k, _mm512_maskz_loadu_ps(k, v + i));
+    if (k == 0xffff)  // a masked store is slow on AMD's AVX-512 CPUs (src/kernels/lane_mask.h)
+      _mm512_storeu_ps(r + i, root);
+    else
+      _mm512_mask_storeu_ps(r + i, k, root);
   }
 #else
   for (int64_t i = 0; i < n; ++i) r[i] = std::sqrt(v[i]);
