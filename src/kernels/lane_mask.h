@@ -1,4 +1,4 @@
-// Private to src/kernels and src/ops: the AVX-512 mask of the lanes a 16-float chunk covers when
+// Private to src/kernels, src/ops and src/train: the AVX-512 mask of the lanes a 16-float chunk covers when
 // `left` floats remain (all 16 when left >= 16, none when left <= 0), for the masked loads and
 // stores of row tails; on AVX2-only builds the same for an 8-float chunk, as a vector.
 #pragma once

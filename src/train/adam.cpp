@@ -3,11 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
-
 #include "attn/kernels/elementwise.h"
+#include "../kernels/lane_mask.h"
 
 namespace attn {
 namespace {
@@ -17,12 +14,8 @@ namespace {
 void sqrt_into(const float* v, float* r, int64_t n) {
 #if defined(__AVX512F__)
   for (int64_t i = 0; i < n; i += 16) {
-    __mmask16 k = n - i >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - i)) - 1u);
-    const __m512 root = _mm512_maskz_sqrt_ps(k, _mm512_maskz_loadu_ps(k, v + i));
-    if (k == 0xffff)  // a masked store is slow on AMD's AVX-512 CPUs (src/kernels/lane_mask.h)
-      _mm512_storeu_ps(r + i, root);
-    else
-      _mm512_mask_storeu_ps(r + i, k, root);
+    const __mmask16 k = detail::lane_mask(n - i);
+    detail::store16(r + i, k, _mm512_maskz_sqrt_ps(k, _mm512_maskz_loadu_ps(k, v + i)));
   }
 #else
   for (int64_t i = 0; i < n; ++i) r[i] = std::sqrt(v[i]);
