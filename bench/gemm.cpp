@@ -20,7 +20,7 @@
 #include "attn/kernels/bf16.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_few_rows.h"
-#include "attn/kernels/gemm_openblas.h"
+#include "gemm_openblas.h"
 
 namespace {
 

@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/cli/args.h"
+#include "args.h"
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/precision.h"

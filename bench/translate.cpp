@@ -29,7 +29,7 @@
 
 #include "attn/decode/id_lines.h"
 #include "attn/decode/search.h"
-#include "attn/cli/args.h"
+#include "args.h"
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_int8.h"

@@ -17,7 +17,7 @@
 #include "attn/error.h"
 #include "attn/kernels/bf16.h"
 #include "attn/kernels/gemm_few_rows.h"
-#include "attn/kernels/gemm_openblas.h"
+#include "gemm_openblas.h"
 
 namespace attn {
 namespace {

@@ -1,8 +1,8 @@
-#include "attn/cli/command.h"
+#include "command.h"
 
 namespace attn::cli {
 
-// Each command's entry point, defined in src/cli/<name>.cpp.
+// Each command's entry point, defined in <name>.cpp.
 int run_demo(int argc, char** argv);
 int run_train(int argc, char** argv);
 int run_average(int argc, char** argv);

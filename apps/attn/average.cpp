@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "attn/cli/args.h"
+#include "args.h"
 #include "attn/error.h"
 #include "attn/io/io.h"
 #include "attn/models/model_dir.h"

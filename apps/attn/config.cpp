@@ -1,4 +1,4 @@
-#include "attn/cli/config.h"
+#include "config.h"
 
 #include <filesystem>
 

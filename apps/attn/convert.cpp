@@ -2,7 +2,7 @@
 // weights.npz): torch_ref.py's for the Transformer, tests/rnn/torch_rnn.py's for `model: rnn`.
 #include <cstdio>
 
-#include "attn/cli/args.h"
+#include "args.h"
 #include "attn/models/model_dir.h"
 #include "attn/models/rnn_seq2seq_torch.h"
 #include "attn/models/seq2seq.h"

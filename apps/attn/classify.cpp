@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "attn/cli/args.h"
+#include "args.h"
 #include "attn/data/text_file.h"
 #include "attn/error.h"
-#include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/precision.h"
 #include "attn/models/classifier_dir.h"
+#include "attn/runtime.h"
 
 namespace attn::cli {
 namespace {
@@ -52,7 +52,7 @@ int run_classify(int argc, char** argv) {
                              "                          converted once, f32 accumulation and outputs)", "fp32");
   if (!args.parse(argc, argv)) return 0;
   check(args.has("model"), "classify: --model is required");
-  set_num_threads(args.integer("threads"));
+  set_threads(args.integer("threads"));
   ClassifierModel m = load_classifier(args.str("model"));
   PackedWeights packed;  // m's weights in that precision, converted on first use; m never changes
   PrecisionScope precision(parse_precision(args.str("precision"), "--precision"), &packed);

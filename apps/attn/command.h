@@ -1,5 +1,5 @@
-// The subcommands of the attn binary. Each src/cli/<name>.cpp defines a run function and adds
-// itself to the table in src/cli/command.cpp.
+// The subcommands of the attn binary. Each apps/attn/<name>.cpp defines a run function and adds
+// itself to the table in command.cpp.
 #pragma once
 
 #include <functional>

@@ -1,17 +1,17 @@
-// attn: one binary, one subcommand per task. Each subcommand lives in src/cli/ and registers
+// attn: one binary, one subcommand per task. Each subcommand lives in apps/attn/ and registers
 // itself in cli::commands(); this file only dispatches and turns errors into messages.
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string>
 
-#include "attn/cli/command.h"
+#include "command.h"
 #include "attn/error.h"
-#include "attn/kernels/denormals.h"
+#include "attn/runtime.h"
 
 int main(int argc, char** argv) {
   using namespace attn::cli;
-  attn::flush_denormals(true);  // denormals slow this CPU's GEMMs ~50x (kernels/denormals.h)
+  attn::flush_denormals_everywhere();  // denormals slow the GEMMs ~50x
   const auto& cmds = commands();
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
       !std::strcmp(argv[1], "help")) {

@@ -9,17 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "attn/cli/args.h"
+#include "args.h"
 #include "attn/decode/batch.h"
 #include "attn/decode/id_lines.h"
 #include "attn/decode/search.h"
 #include "attn/decode/text.h"
 #include "attn/error.h"
-#include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/precision.h"
 #include "attn/models/model_dir.h"
 #include "attn/models/seq2seq.h"
+#include "attn/runtime.h"
 
 namespace attn::cli {
 namespace {
@@ -93,7 +93,7 @@ int run_translate(int argc, char** argv) {
                              "                          converted once, f32 accumulation and outputs)", "fp32");
   if (!args.parse(argc, argv)) return 0;
   check(args.has("model"), "missing --model DIR (see attn translate --help)");
-  if (args.has("threads")) set_num_threads(args.integer("threads"));
+  if (args.has("threads")) set_threads(args.integer("threads"));
   SearchOptions o;
   o.beam = args.integer("beam");
   o.length_penalty = args.real("length-penalty");

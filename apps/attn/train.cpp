@@ -2,13 +2,13 @@
 // and their mapping onto the trainers' option structs.
 #include <cstdio>
 
-#include "attn/cli/args.h"
-#include "attn/cli/config.h"
+#include "args.h"
+#include "config.h"
 #include "attn/error.h"
 #include "attn/io/atomic_file.h"
 #include "attn/io/yaml.h"
-#include "attn/kernels/gemm.h"
 #include "attn/kernels/precision.h"
+#include "attn/runtime.h"
 #include "attn/train/classification_trainer.h"
 #include "attn/train/translation_trainer.h"
 
@@ -287,7 +287,7 @@ int run_train(int argc, char** argv) {
     return 0;
   }
   Config c = Config::load(args.str("config"), sets, schema);
-  set_num_threads(static_cast<int>(c.integer("train.threads")));
+  set_threads(static_cast<int>(c.integer("train.threads")));
   const Precision precision = parse_training_precision(c.str("train.precision"));
   if (c.str("train.precision") == "auto")
     std::fprintf(stderr, "precision: %s (auto: this CPU %s bf16 natively)\n", precision_name(precision),

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "attn/cli/args.h"
-#include "attn/kernels/gemm.h"
+#include "args.h"
 #include "attn/ops.h"
+#include "attn/runtime.h"
 
 namespace attn::cli {
 
@@ -14,7 +14,7 @@ int run_demo(int argc, char** argv) {
                     "attention model fitted by the autodiff tape and Adam-free gradient descent.");
   args.option("threads", "threads for GEMM and loops", "2").option("steps", "descent steps", "200");
   if (!args.parse(argc, argv)) return 0;
-  set_num_threads(args.integer("threads"));
+  set_threads(args.integer("threads"));
 
   // Seed 004: q.k1 = 112, q.k2 = 96, d_k = 64 -> 14, 12 -> softmax 0.8808, 0.1192.
   Tensor q = Tensor::zeros({1, 1, 1, 64}), k = Tensor::zeros({1, 1, 2, 64}), v = Tensor::zeros({1, 1, 2, 1});

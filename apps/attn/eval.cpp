@@ -5,12 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/cli/args.h"
+#include "args.h"
 #include "attn/data/classification_data.h"
 #include "attn/data/classification_metrics.h"
 #include "attn/error.h"
-#include "attn/kernels/gemm.h"
 #include "attn/models/classifier_dir.h"
+#include "attn/runtime.h"
 
 namespace attn::cli {
 
@@ -22,7 +22,7 @@ int run_eval(int argc, char** argv) {
       .flag("json", "print the figures as one JSON object");
   if (!args.parse(argc, argv)) return 0;
   check(args.has("model") && args.has("data"), "eval: --model and --data are required");
-  set_num_threads(args.integer("threads"));
+  set_threads(args.integer("threads"));
   ClassifierModel m = load_classifier(args.str("model"));
   std::vector<data::LabelledText> rows = data::read_labelled(args.str("data"));
   std::vector<int32_t> truth = data::label_ids(rows, m.labels, args.str("data"));

@@ -9,43 +9,26 @@
 #include <string>
 #include <vector>
 
-#include "../metrics/unicode_text.h"
-#include "attn/cli/args.h"
+#include "args.h"
 #include "attn/error.h"
 #include "attn/metrics/bleu.h"
 #include "attn/metrics/chrf.h"
+#include "attn/metrics/lines.h"
 
 namespace attn::cli {
 namespace {
-
-// Lines as sacreBLEU reads them: split at '\n' only, each line rstrip()ed (Unicode whitespace,
-// which also drops a '\r' before the '\n'); a last line without '\n' still counts.
-std::vector<std::string> split_lines(const std::string& text, const std::string& name) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + start, end - start);
-    check(metrics::detail::is_valid_utf8(line), name, ":", lines.size() + 1,
-          ": not valid UTF-8 text");
-    lines.emplace_back(metrics::detail::rstrip_whitespace(line));
-    start = end + 1;
-  }
-  return lines;
-}
 
 std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   check(in.good(), "cannot open '", path, "'");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return split_lines(text, path);
+  return metrics::split_lines_as_sacrebleu(text, path);
 }
 
 std::vector<std::string> read_stdin_lines() {
   std::ostringstream buffer;
   buffer << std::cin.rdbuf();
-  return split_lines(buffer.str(), "<stdin>");
+  return metrics::split_lines_as_sacrebleu(buffer.str(), "<stdin>");
 }
 
 // sacreBLEU's hint: BLEU wants detokenized text, and " ." line ends suggest tokenized output.

@@ -8,18 +8,18 @@
 #include <string>
 #include <vector>
 
-#include "attn/cli/args.h"
+#include "args.h"
+#include "attn/data/text_file.h"
 #include "attn/decode/batch.h"
 #include "attn/decode/id_lines.h"
-#include "attn/data/text_file.h"
 #include "attn/decode/score.h"
 #include "attn/decode/text.h"
 #include "attn/error.h"
-#include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/precision.h"
 #include "attn/models/model_dir.h"
 #include "attn/models/seq2seq.h"
+#include "attn/runtime.h"
 
 namespace attn::cli {
 namespace {
@@ -69,7 +69,7 @@ int run_score(int argc, char** argv) {
   if (!args.parse(argc, argv)) return 0;
   check(args.has("model"), "missing --model DIR (see attn score --help)");
   check(args.has("src") && args.has("tgt"), "missing --src FILE or --tgt FILE (see attn score --help)");
-  if (args.has("threads")) set_num_threads(args.integer("threads"));
+  if (args.has("threads")) set_threads(args.integer("threads"));
   int batch = args.integer("batch");
   check(batch >= 1, "--batch must be at least 1, got ", batch);
 

@@ -1,4 +1,4 @@
-#include "attn/cli/args.h"
+#include "args.h"
 
 #include <cstdio>
 #include <cstdlib>

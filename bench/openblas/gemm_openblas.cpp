@@ -1,5 +1,5 @@
-// OpenBLAS versions of attn's products, for comparison only (include/attn/kernels/gemm_openblas.h).
-#include "attn/kernels/gemm_openblas.h"
+// OpenBLAS versions of attn's products, for comparison only (gemm_openblas.h).
+#include "gemm_openblas.h"
 
 #include <cblas.h>
 #include <omp.h>

@@ -1,0 +1,22 @@
+// What a program sets once for its whole process: the threads attn's matrix products and loops
+// use, and the flushing of denormal floats. Programs call these instead of the kernels' headers,
+// which change with the kernels.
+#pragma once
+
+namespace attn {
+
+// Most threads a program may ask for: more than any machine attn runs on has cores, few enough
+// to catch a typo or an overflowed number.
+constexpr int kMaxThreads = 1024;
+
+// Threads for the calling thread and those it starts afterwards (OpenMP's count, which oneDNN
+// follows); n outside 1..kMaxThreads is an attn::Error naming it. Without a call: OMP_NUM_THREADS
+// if set, else all cores.
+void set_threads(int n);
+int threads();
+
+// Flushes denormal floats to zero on the calling thread and OpenMP's workers: a GEMM over them
+// runs about 50x slower (attn/kernels/denormals.h has the measurements). Call once at start-up.
+void flush_denormals_everywhere();
+
+}  // namespace attn

@@ -1,0 +1,18 @@
+#include "attn/runtime.h"
+
+#include "attn/error.h"
+#include "attn/kernels/denormals.h"
+#include "attn/kernels/gemm.h"
+
+namespace attn {
+
+void set_threads(int n) {
+  check(n >= 1 && n <= kMaxThreads, "threads must be between 1 and ", kMaxThreads, ", got ", n);
+  set_num_threads(n);
+}
+
+int threads() { return num_threads(); }
+
+void flush_denormals_everywhere() { flush_denormals(true); }
+
+}  // namespace attn
