@@ -1,6 +1,11 @@
 #include "config.h"
 
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <sstream>
+#include <stdexcept>
 
 #include "attn/error.h"
 #include "attn/io/atomic_file.h"
@@ -17,37 +22,137 @@ void flatten(const nlohmann::json& j, const std::string& prefix, nlohmann::json&
   }
 }
 
-const ConfigKey* find(const std::vector<ConfigKey>& schema, const std::string& key) {
-  for (const auto& k : schema)
-    if (k.key == key) return &k;
+const BoundKey* find(const std::vector<BoundKey>& keys, const std::string& key) {
+  for (const auto& k : keys)
+    if (k.rule->key == key) return &k;
   return nullptr;
 }
 
-// The value, converted to the key's type, or an error naming the key and where it came from.
-nlohmann::json typed(const ConfigKey& k, const nlohmann::json& v, const std::string& where) {
-  const auto& f = k.fallback;
-  if (v.is_null()) return v;
-  if (f.is_boolean()) {
-    check(v.is_boolean(), where, ": key '", k.key, "' must be true or false, got ", v.dump());
-  } else if (f.is_number_integer()) {
-    check(v.is_number_integer(), where, ": key '", k.key, "' must be a whole number, got ", v.dump());
-  } else if (f.is_number()) {
-    check(v.is_number(), where, ": key '", k.key, "' must be a number, got ", v.dump());
-    return v.get<double>();
-  } else if (f.is_string() || f.is_null()) {
-    if (v.is_number() || v.is_boolean()) return v.dump();  // a file name like 2024 stays a string
-    check(v.is_string(), where, ": key '", k.key, "' must be a string, got ", v.dump());
-  }
-  return v;
+// A float as the double its shortest decimal form reads as: 0.1f shows as 0.1.
+double shortest(float x) {
+  char buf[32];
+  auto end = std::to_chars(buf, buf + sizeof buf, x).ptr;
+  return std::strtod(std::string(buf, end).c_str(), nullptr);
+}
+
+std::string number_text(double x) {
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+
+// The bounds of a number, the field's type included: integers of the field's width.
+Bounds effective_bounds(const KeyRule& rule, const Field& f) {
+  Bounds b = rule.bounds;
+  auto limit = [&](double lo, double hi) {
+    b.min = std::max(b.min, lo);
+    b.max = std::min(b.max, hi);
+  };
+  if (std::holds_alternative<int*>(f)) limit(std::numeric_limits<int>::min(), std::numeric_limits<int>::max());
+  if (std::holds_alternative<int64_t*>(f) || std::holds_alternative<uint64_t*>(f))
+    limit(std::holds_alternative<uint64_t*>(f) ? 0.0 : -9.2233720368547758e18, 9.2233720368547758e18);
+  if (std::holds_alternative<float*>(f)) limit(-std::numeric_limits<float>::max(), std::numeric_limits<float>::max());
+  return b;
+}
+
+bool within(const Bounds& b, double x) {
+  bool low = b.min_open ? x > b.min : x >= b.min;
+  bool high = b.max_open ? x < b.max : x <= b.max;
+  return std::isfinite(x) && low && high;
+}
+
+bool is_integer_field(const Field& f) {
+  return std::holds_alternative<int*>(f) || std::holds_alternative<int64_t*>(f) ||
+         std::holds_alternative<uint64_t*>(f);
+}
+
+// A whole number within the key's bounds, as int64_t (the widest any integer key needs).
+int64_t checked_integer(const BoundKey& k, const nlohmann::json& v, const std::string& where) {
+  const std::string& key = k.rule->key;
+  check(v.is_number_integer(), where, ": key '", key, "' must be a whole number ",
+        describe_rule(*k.rule, k.field), ", got ", v.dump());
+  bool fits = !v.is_number_unsigned() || v.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX);
+  int64_t x = fits ? v.get<int64_t>() : 0;
+  check(fits && within(effective_bounds(*k.rule, k.field), static_cast<double>(x)), where, ": key '", key,
+        "' must be a whole number ", describe_rule(*k.rule, k.field), ", got ", v.dump());
+  return x;
+}
+
+double checked_number(const BoundKey& k, const nlohmann::json& v, const std::string& where) {
+  const std::string& key = k.rule->key;
+  check(v.is_number() && within(effective_bounds(*k.rule, k.field), v.get<double>()), where, ": key '", key,
+        "' must be a number ", describe_rule(*k.rule, k.field), ", got ", v.dump());
+  return v.get<double>();
+}
+
+std::string checked_string(const BoundKey& k, const nlohmann::json& v, const std::string& where) {
+  const std::string& key = k.rule->key;
+  std::string s;
+  if (v.is_null()) s = "";
+  else if (v.is_number() || v.is_boolean()) s = v.dump();  // a file name like 2024 stays a string
+  else if (v.is_string()) s = v.get<std::string>();
+  else fail(where, ": key '", key, "' must be a string, got ", v.dump());
+  const auto& words = k.rule->words;
+  bool known = words.empty();
+  for (const auto& w : words) known = known || w == s;
+  check(known, where, ": key '", key, "' must be ", describe_rule(*k.rule, k.field), ", got '", s, "'");
+  return s;
 }
 
 }  // namespace
 
-Config Config::load(const std::string& path, const std::vector<std::string>& sets,
-                    const std::vector<ConfigKey>& schema) {
-  Config c;
-  c.schema_ = schema;
-  for (const auto& k : schema) c.flat_[k.key] = k.fallback;
+void set_field(const BoundKey& k, const nlohmann::json& v, const std::string& where) {
+  const std::string& key = k.rule->key;
+  std::visit(
+      [&](auto* p) {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          check(v.is_boolean(), where, ": key '", key, "' must be true or false, got ", v.dump());
+          *p = v.get<bool>();
+        } else if constexpr (std::is_integral_v<T>) {
+          *p = static_cast<T>(checked_integer(k, v, where));
+        } else if constexpr (std::is_floating_point_v<T>) {
+          *p = static_cast<T>(checked_number(k, v, where));
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          *p = checked_string(k, v, where);
+        } else {
+          *p = parse_budget_clock(checked_string(k, v, where));
+        }
+      },
+      k.field);
+}
+
+nlohmann::json field_value(const Field& f) {
+  return std::visit(
+      [](auto* p) -> nlohmann::json {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<T, std::string>) return p->empty() ? nlohmann::json() : nlohmann::json(*p);
+        else if constexpr (std::is_same_v<T, BudgetClock>) return *p == BudgetClock::cpu ? "cpu" : "wall";
+        else if constexpr (std::is_same_v<T, float>) return shortest(*p);
+        else return *p;
+      },
+      f);
+}
+
+std::string describe_rule(const KeyRule& rule, const Field& f) {
+  if (!rule.words.empty()) {
+    std::string out = "one of";
+    for (size_t i = 0; i < rule.words.size(); ++i) out += (i ? ", " : ": ") + rule.words[i];
+    return out;
+  }
+  if (std::holds_alternative<std::string*>(f) || std::holds_alternative<bool*>(f)) return "";
+  Bounds b = is_integer_field(f) ? effective_bounds(rule, f) : rule.bounds;
+  const bool whole = is_integer_field(f);
+  auto text = [&](double x) { return whole ? std::to_string(static_cast<int64_t>(x)) : number_text(x); };
+  if (b.max >= 9.2e18)  // no upper bound but the type's
+    return (b.min_open ? "> " : ">= ") + text(b.min);
+  if (whole) return "in " + text(b.min) + " .. " + text(b.max);
+  return std::string("in ") + (b.min_open ? "(" : "[") + text(b.min) + ", " + text(b.max) + (b.max_open ? ")" : "]");
+}
+
+std::set<std::string> load_config(const std::string& path, const std::vector<std::string>& sets,
+                                  const std::vector<BoundKey>& keys, const std::set<std::string>& skipped) {
+  std::set<std::string> given;
   if (!path.empty()) {
     check(std::filesystem::exists(path), path, ": no such config file");
     nlohmann::json doc = io::parse_yaml(io::read_file(path), path);
@@ -55,55 +160,41 @@ Config Config::load(const std::string& path, const std::vector<std::string>& set
     nlohmann::json flat = nlohmann::json::object();
     flatten(doc, "", flat);
     for (auto it = flat.begin(); it != flat.end(); ++it) {
-      const ConfigKey* k = find(schema, it.key());
+      if (skipped.count(it.key())) continue;
+      const BoundKey* k = find(keys, it.key());
       check(k != nullptr, path, ": unknown key '", it.key(), "' (attn train --help-config lists them)");
-      c.flat_[it.key()] = typed(*k, it.value(), path);
+      set_field(*k, it.value(), path);
+      given.insert(it.key());
     }
   }
   for (const std::string& s : sets) {
     auto eq = s.find('=');
     check(eq != std::string::npos && eq > 0, "--set needs key=value, got '", s, "'");
-    std::string key = s.substr(0, eq);
-    const ConfigKey* k = find(schema, key);
+    std::string key = s.substr(0, eq), text = s.substr(eq + 1);
+    if (skipped.count(key)) continue;
+    const BoundKey* k = find(keys, key);
     check(k != nullptr, "--set: unknown key '", key, "' (attn train --help-config lists them)");
-    nlohmann::json v = io::parse_yaml("v: " + s.substr(eq + 1), "--set " + key)["v"];
-    c.flat_[key] = typed(*k, v, "--set");
+    nlohmann::json v;
+    try {
+      v = io::parse_yaml("v: " + text, "--set " + key)["v"];
+    } catch (const std::out_of_range&) {  // a whole number past 64 bits
+      fail("--set: key '", key, "' must be ", describe_rule(*k->rule, k->field), ", got ", text);
+    }
+    set_field(*k, v, "--set");
+    given.insert(key);
   }
-  return c;
+  return given;
 }
 
-bool Config::is_set(const std::string& key) const { return !value(key).is_null(); }
-
-const nlohmann::json& Config::value(const std::string& key) const {
-  check(flat_.contains(key), "internal: config key '", key, "' is not in the schema");
-  return flat_.at(key);
-}
-
-int64_t Config::integer(const std::string& key) const { return value(key).get<int64_t>(); }
-double Config::real(const std::string& key) const { return value(key).get<double>(); }
-bool Config::flag(const std::string& key) const { return value(key).get<bool>(); }
-std::string Config::str(const std::string& key) const {
-  const auto& v = value(key);
-  return v.is_null() ? std::string() : v.get<std::string>();
-}
-
-nlohmann::json Config::nested() const {
-  nlohmann::json out = nlohmann::json::object();
-  for (auto it = flat_.begin(); it != flat_.end(); ++it) out[nlohmann::json::json_pointer("/" + [&] {
-    std::string p = it.key();
-    for (auto& ch : p) if (ch == '.') ch = '/';
-    return p;
-  }())] = it.value();
-  return out;
-}
-
-std::string describe(const std::vector<ConfigKey>& schema) {
+std::string describe(const std::vector<BoundKey>& keys) {
   std::string out;
-  for (const auto& k : schema) {
-    std::string left = "  " + k.key + ": " + (k.fallback.is_null() ? "(unset)" : k.fallback.dump());
+  for (const auto& k : keys) {
+    nlohmann::json v = field_value(k.field);
+    std::string left = "  " + k.rule->key + ": " + (v.is_null() ? "(unset)" : v.dump());
     if (left.size() < 44) left.resize(44, ' ');
     else left += "\n" + std::string(44, ' ');
-    out += left + k.help + "\n";
+    std::string range = describe_rule(*k.rule, k.field);
+    out += left + k.rule->help + (range.empty() ? "" : " (" + range + ")") + "\n";
   }
   return out;
 }

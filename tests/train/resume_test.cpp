@@ -74,6 +74,7 @@ TranslationTrainOptions small_run(const std::string& dir, const std::string& mod
   o.model_dir = model_dir;
   o.train_src = dir + "/train.en";
   o.train_tgt = dir + "/train.de";
+  o.valid_src = o.valid_tgt = "";  // no dev set unless the test gives one
   o.tokenizer = dir + "/spm.model";
   o.model.d_model = 32;
   o.model.heads = 2;
@@ -83,6 +84,7 @@ TranslationTrainOptions small_run(const std::string& dir, const std::string& mod
   o.max_tokens = 512;
   o.schedule.warmup = 5;
   o.schedule.d_model = 32;
+  o.schedule.decay = "none";  // the same rates whatever the step budget: a stopped run's budget is not the straight run's
   o.log_every = 1;
   o.checkpoint_minutes = 0;
   o.checkpoint_every = 3;

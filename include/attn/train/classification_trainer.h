@@ -17,9 +17,12 @@
 
 namespace attn {
 
+// The defaults are seed 002's configuration, `attn train --set task=classification`'s recipe (its
+// --help-config prints them from these initialisers).
 struct ClassificationTrainOptions {
   std::string model_dir = "runs/cls";
-  std::string train, dev;         // label<TAB>text files; dev may be empty
+  std::string train = "data/cls-zh-poetry/train.tsv";  // label<TAB>text files; dev may be empty
+  std::string dev = "data/cls-zh-poetry/dev.tsv";
   data::VocabOptions vocab;       // level char | word | spm (spm.model trained into model_dir)
   std::string embeddings;         // pre-trained table (.npz or word2vec text); empty: none
   ClassifierConfig model;         // vocab and classes are filled from the data
@@ -31,8 +34,8 @@ struct ClassificationTrainOptions {
   int64_t max_epochs = 20, max_steps = 0;
   double max_minutes = 0.0;
   BudgetClock clock = BudgetClock::wall;  // what max_minutes (and elapsed) count: wall or CPU time
-  int64_t validate_every = 0;     // batches (0: at the end of each epoch only)
-  int64_t patience = 0;           // batches without a better dev loss before stopping (0: never)
+  int64_t validate_every = 100;   // batches (0: at the end of each epoch only; seed: 100)
+  int64_t patience = 1000;        // batches without a better dev loss before stopping (0: never; seed: 1000)
   int64_t log_every = 50;
   int64_t checkpoint_every = 0;   // batches (0: at the end of each epoch)
   int keep_checkpoints = 2;

@@ -13,21 +13,25 @@
 
 namespace attn {
 
+// The defaults are `attn train`'s recipe (its --help-config prints them from these initialisers):
+// a small pre-LN Transformer on the shipped English->German corpus.
 struct TranslationTrainOptions {
-  std::string model_dir;  // output: the best (or last) model, checkpoints, logs
-  std::string train_src, train_tgt, valid_src, valid_tgt;
+  std::string model_dir = "runs/ende";  // output: the best (or last) model, checkpoints, logs
+  std::string train_src = "data/mt-ende/train.en", train_tgt = "data/mt-ende/train.de";
+  std::string valid_src = "data/mt-ende/dev.en", valid_tgt = "data/mt-ende/dev.de";  // empty: no validation
 
   std::string tokenizer;  // an existing SentencePiece .model; empty: train one on the training text
   int vocab_size = 8000;
   std::string tokenizer_type = "unigram";
-  int64_t tokenizer_sentences = 0;  // lines sampled to train it; 0 = all
-  int64_t max_len = 128;            // training pairs longer than this (tokens) are skipped
+  int64_t tokenizer_sentences = 100000;  // lines sampled to train it; 0 = all
+  int64_t max_len = 128;                 // training pairs longer than this (tokens) are skipped
 
-  TransformerConfig model;
+  TransformerConfig model{.d_model = 256, .heads = 4, .encoder_layers = 3, .decoder_layers = 3, .d_ff = 1024,
+                          .dropout = 0.0f, .norm_first = true, .max_len = 512};
 
-  int64_t max_tokens = 4096;  // per batch and side
+  int64_t max_tokens = 2048;  // per batch and side
   int accumulate = 1;         // batches per optimizer step
-  LrSchedule schedule;
+  LrSchedule schedule{.warmup = 400, .d_model = 256, .decay = "linear"};  // d_model follows model.d_model
   float label_smoothing = 0.1f;
   TeacherForcingSchedule teacher_forcing;  // 1.0: teacher forcing; less: scheduled sampling
   double clip_norm = 0.0;     // 0: no clipping
@@ -39,12 +43,12 @@ struct TranslationTrainOptions {
 
   int64_t log_every = 50;
   int64_t checkpoint_every = 0;      // steps (0: by time only)
-  double checkpoint_minutes = 10.0;  // 0: by steps only
-  int keep_checkpoints = 3;
+  double checkpoint_minutes = 15.0;  // 0: by steps only
+  int keep_checkpoints = 5;
   int64_t validate_every = 500;      // steps; 0: only at the end
   int patience = 0;                  // early stopping after this many validations without a better BLEU
   int valid_beam = 1;
-  int64_t valid_sentences = 0;       // dev sentences decoded for BLEU (0 = all)
+  int64_t valid_sentences = 500;     // dev sentences decoded for BLEU (0 = all)
   bool resume = false;
 };
 

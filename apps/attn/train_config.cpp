@@ -1,0 +1,174 @@
+#include "train_config.h"
+
+#include "attn/error.h"
+#include "attn/runtime.h"
+
+namespace attn::cli {
+namespace {
+
+// Sizes are bounded well above any model this CPU trains, low enough to catch a typo.
+constexpr double kMaxWidth = 1 << 16, kMaxLayers = 1000, kMaxTokens = 1 << 24, kMaxVocab = 1 << 22;
+const std::vector<std::string> kSchedules = {"noam", "constant", "inverse_sqrt"};
+const std::vector<std::string> kClocks = {"wall", "cpu"};
+const std::string kPrecisionHelp =
+    "fp32, bf16 (the products of linear layers and matmuls in bfloat16 with f32 accumulation; weights, gradients, "
+    "Adam, norms and loss stay f32; validation runs in fp32), or auto: bf16 where the CPU multiplies bf16 natively "
+    "(AVX512-BF16, AMX), else fp32";
+
+using T = TranslationRun;
+
+std::vector<ConfigKey<T>> make_translation_keys() {
+  return {
+      {{"model_dir", "output directory: model, tokenizer, checkpoints, train_log.jsonl"}, [](T& r) -> Field { return &r.o.model_dir; }},
+      {{"data.train_src", "training source text, one sentence a line"}, [](T& r) -> Field { return &r.o.train_src; }},
+      {{"data.train_tgt", "training target text, aligned with train_src"}, [](T& r) -> Field { return &r.o.train_tgt; }},
+      {{"data.valid_src", "dev source text (empty: no validation)"}, [](T& r) -> Field { return &r.o.valid_src; }},
+      {{"data.valid_tgt", "dev target text"}, [](T& r) -> Field { return &r.o.valid_tgt; }},
+      {{"data.tokenizer", "an existing SentencePiece .model (unset: train one)"}, [](T& r) -> Field { return &r.o.tokenizer; }},
+      {{"data.vocab_size", "pieces of the SentencePiece model trained when none is given", between(4, kMaxVocab)}, [](T& r) -> Field { return &r.o.vocab_size; }},
+      {{"data.tokenizer_type", "SentencePiece model type", {}, {"unigram", "bpe"}}, [](T& r) -> Field { return &r.o.tokenizer_type; }},
+      {{"data.tokenizer_sentences", "lines sampled (from both sides) to train the tokenizer (0: all)", at_least(0)}, [](T& r) -> Field { return &r.o.tokenizer_sentences; }},
+      {{"data.max_len", "training pairs with more tokens than this on a side are skipped", between(1, kMaxTokens)}, [](T& r) -> Field { return &r.o.max_len; }},
+      {{"model.type", "transformer, or rnn: seed 003's RNN encoder-decoder (shortcut --set model=rnn)", {}, {"transformer", "rnn"}}, [](T& r) -> Field { return &r.o.model.model; }},
+      {{"model.score", "attention score: scaled_dot, dot, additive (Bahdanau) or bilinear (Luong general); additive for rnn unless given", {}, {"scaled_dot", "dot", "additive", "bilinear"}}, [](T& r) -> Field { return &r.o.model.score; }},
+      {{"model.rnn_cell", "rnn: the recurrent cell", {}, {"lstm", "gru"}}, [](T& r) -> Field { return &r.o.model.rnn_cell; }},
+      {{"model.bidirectional", "rnn: bidirectional encoder"}, [](T& r) -> Field { return &r.o.model.bidirectional; }},
+      {{"model.encoder_hidden", "rnn: units per encoder direction (0: d_model / directions)", between(0, kMaxWidth)}, [](T& r) -> Field { return &r.o.model.encoder_hidden; }},
+      {{"model.input_feeding", "rnn: the attention context c_t is part of the decoder's input"}, [](T& r) -> Field { return &r.o.model.input_feeding; }},
+      {{"model.d_model", "d_model (rnn: embedding and decoder size)", between(1, kMaxWidth)}, [](T& r) -> Field { return &r.o.model.d_model; }},
+      {{"model.heads", "h, attention heads (d_k = d_model / h)", between(1, 1024)}, [](T& r) -> Field { return &r.o.model.heads; }},
+      {{"model.encoder_layers", "N of the encoder", between(0, kMaxLayers)}, [](T& r) -> Field { return &r.o.model.encoder_layers; }},
+      {{"model.decoder_layers", "N of the decoder", between(1, kMaxLayers)}, [](T& r) -> Field { return &r.o.model.decoder_layers; }},
+      {{"model.d_ff", "inner size of the position-wise FFN", between(1, 16 * kMaxWidth)}, [](T& r) -> Field { return &r.o.model.d_ff; }},
+      {{"model.dropout", "P_drop: embeddings, attention weights, FFN inner, sub-layer outputs", fraction_below_one()}, [](T& r) -> Field { return &r.o.model.dropout; }},
+      {{"model.norm_first", "pre-LN (LayerNorm before each sub-layer) instead of post-LN"}, [](T& r) -> Field { return &r.o.model.norm_first; }},
+      {{"model.tie_output", "output projection tied to the target embedding"}, [](T& r) -> Field { return &r.o.model.tie_output; }},
+      {{"model.positions", "position encoding", {}, {"sinusoidal", "learned"}}, [](T& r) -> Field { return &r.o.model.positions; }},
+      {{"model.activation", "activation of the FFN", {}, {"relu", "gelu"}}, [](T& r) -> Field { return &r.o.model.activation; }},
+      {{"model.max_len", "longest sequence the positions cover", between(1, kMaxTokens)}, [](T& r) -> Field { return &r.o.model.max_len; }},
+      {{"train.max_tokens", "tokens per batch and side (padded batch size * length)", between(1, kMaxTokens)}, [](T& r) -> Field { return &r.o.max_tokens; }},
+      {{"train.accumulate", "batches per optimizer step (gradient accumulation)", between(1, 1 << 16)}, [](T& r) -> Field { return &r.o.accumulate; }},
+      {{"train.schedule", "learning-rate schedule (noam: the paper's)", {}, kSchedules}, [](T& r) -> Field { return &r.o.schedule.kind; }},
+      {{"train.decay", "the schedule times (1 - p) (linear) or (1 + cos(pi p)) / 2 (cosine), p the fraction of the budget used (the largest of steps, time and epochs)", {}, {"none", "linear", "cosine"}}, [](T& r) -> Field { return &r.o.schedule.decay; }},
+      {{"train.lr_factor", "noam: lr = factor * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)", above(0)}, [](T& r) -> Field { return &r.o.schedule.factor; }},
+      {{"train.lr", "constant and inverse_sqrt: the peak learning rate", above(0)}, [](T& r) -> Field { return &r.o.schedule.lr; }},
+      {{"train.warmup", "warm-up steps", at_least(0)}, [](T& r) -> Field { return &r.o.schedule.warmup; }},
+      {{"train.label_smoothing", "epsilon_ls", fraction_below_one()}, [](T& r) -> Field { return &r.o.label_smoothing; }},
+      {{"train.teacher_forcing", "probability of feeding the gold previous token (1: teacher forcing, 0: free-running)", between(0, 1)}, [](T& r) -> Field { return &r.o.teacher_forcing.start; }},
+      {{"train.teacher_forcing_min", "where the teacher_forcing_schedule decays to", between(0, 1)}, [](T& r) -> Field { return &r.o.teacher_forcing.end; }},
+      {{"train.teacher_forcing_schedule", "scheduled sampling", {}, {"constant", "linear", "inverse_sigmoid", "exponential"}}, [](T& r) -> Field { return &r.o.teacher_forcing.kind; }},
+      {{"train.teacher_forcing_steps", "linear: steps to decay; inverse_sigmoid: k; exponential: time constant", above(0)}, [](T& r) -> Field { return &r.o.teacher_forcing.steps; }},
+      {{"train.clip_norm", "clip the global gradient norm to this (0: no clipping)", at_least(0)}, [](T& r) -> Field { return &r.o.clip_norm; }},
+      {{"train.max_steps", "stop after this many optimizer steps (0: no limit)", at_least(0)}, [](T& r) -> Field { return &r.o.max_steps; }},
+      {{"train.max_minutes", "stop after this much time on train.clock, validation included (0: no limit)", at_least(0)}, [](T& r) -> Field { return &r.o.max_minutes; }},
+      {{"train.clock", "what train.max_minutes, checkpoint_minutes, decay and the logs' elapsed count: wall time, or cpu (this process's CPU time over all threads; a loaded or oversubscribed machine does not stretch it)", {}, kClocks}, [](T& r) -> Field { return &r.o.clock; }},
+      {{"train.max_epochs", "stop after this many passes over the data (0: no limit)", at_least(0)}, [](T& r) -> Field { return &r.o.max_epochs; }},
+      {{"train.seed", "seed of the initialisation, data order and dropout", at_least(0)}, [](T& r) -> Field { return &r.o.seed; }},
+      {{"train.threads", "threads", between(1, kMaxThreads)}, [](T& r) -> Field { return &r.threads; }},
+      {{"train.precision", kPrecisionHelp}, [](T& r) -> Field { return &r.precision; }},
+      {{"train.log_every", "steps between progress lines", at_least(1)}, [](T& r) -> Field { return &r.o.log_every; }},
+      {{"train.checkpoint_every", "steps between checkpoints (0: by time only)", at_least(0)}, [](T& r) -> Field { return &r.o.checkpoint_every; }},
+      {{"train.checkpoint_minutes", "minutes between checkpoints (0: by steps only)", at_least(0)}, [](T& r) -> Field { return &r.o.checkpoint_minutes; }},
+      {{"train.keep_checkpoints", "checkpoints kept (the newest; 0: all)", at_least(0)}, [](T& r) -> Field { return &r.o.keep_checkpoints; }},
+      {{"train.validate_every", "steps between validations (0: only at the end)", at_least(0)}, [](T& r) -> Field { return &r.o.validate_every; }},
+      {{"train.patience", "early stopping after this many validations without a better dev BLEU (0: never)", at_least(0)}, [](T& r) -> Field { return &r.o.patience; }},
+      {{"train.valid_beam", "beam used to translate the dev set for BLEU (1: greedy)", between(1, 1024)}, [](T& r) -> Field { return &r.o.valid_beam; }},
+      {{"train.valid_sentences", "dev sentences translated for BLEU (0: all)", at_least(0)}, [](T& r) -> Field { return &r.o.valid_sentences; }},
+  };
+}
+
+using C = ClassificationRun;
+
+// Task classification: seed 002's classifier; the defaults are the seed's configuration.
+std::vector<ConfigKey<C>> make_classification_keys() {
+  return {
+      {{"model_dir", "output directory: config.json, model.safetensors, vocab.txt, checkpoints, train_log.jsonl"}, [](C& r) -> Field { return &r.o.model_dir; }},
+      {{"data.train", "training texts, label<TAB>text a line"}, [](C& r) -> Field { return &r.o.train; }},
+      {{"data.dev", "dev texts (empty: no validation)"}, [](C& r) -> Field { return &r.o.dev; }},
+      {{"data.tokens", "char (one token per Unicode code point), word (whitespace) or spm (SentencePiece unigram trained on data.train, kept as model_dir/spm.model)", {}, {"char", "word", "spm"}}, [](C& r) -> Field { return &r.o.vocab.level; }},
+      {{"data.spm_vocab", "pieces of the SentencePiece model (data.tokens spm)", between(4, kMaxVocab)}, [](C& r) -> Field { return &r.o.vocab.spm_vocab; }},
+      {{"data.max_vocab", "vocabulary size cap, <PAD> <UNK> <CLS> included", between(4, kMaxVocab)}, [](C& r) -> Field { return &r.o.vocab.max_size; }},
+      {{"data.min_count", "tokens seen fewer times in training become <UNK>", at_least(1)}, [](C& r) -> Field { return &r.o.vocab.min_count; }},
+      {{"data.embeddings", "pre-trained [vocab, d_model] table: .npz (aligned by id) or word2vec text"}, [](C& r) -> Field { return &r.o.embeddings; }},
+      {{"model.pad_size", "every text cut or padded to this many tokens", between(1, kMaxTokens)}, [](C& r) -> Field { return &r.o.model.pad_size; }},
+      {{"model.d_model", "embedding and model width", between(1, kMaxWidth)}, [](C& r) -> Field { return &r.o.model.d_model; }},
+      {{"model.heads", "attention heads", between(1, 1024)}, [](C& r) -> Field { return &r.o.model.heads; }},
+      {{"model.layers", "encoder layers (the seed's code: 2; its text: 5)", between(0, kMaxLayers)}, [](C& r) -> Field { return &r.o.model.layers; }},
+      {{"model.d_ff", "FFN inner size", between(1, 16 * kMaxWidth)}, [](C& r) -> Field { return &r.o.model.d_ff; }},
+      {{"model.dropout", "dropout after positions and on each sub-layer output", fraction_below_one()}, [](C& r) -> Field { return &r.o.model.dropout; }},
+      {{"model.pooling", "flatten ([batch, pad_size*d], the seed), mean or cls", {}, {"flatten", "mean", "cls"}}, [](C& r) -> Field { return &r.o.model.pooling; }},
+      {{"model.mask", "key-padding mask in attention (the seed has none)"}, [](C& r) -> Field { return &r.o.model.mask; }},
+      {{"model.head_split", "standard, or seed (the seed's view(batch*heads, -1, d_k))", {}, {"standard", "seed"}}, [](C& r) -> Field { return &r.o.model.head_split; }},
+      {{"model.freeze_embedding", "keep the pre-trained embeddings fixed"}, [](C& r) -> Field { return &r.o.model.freeze_embedding; }},
+      {{"train.batch", "texts per batch", between(1, kMaxTokens)}, [](C& r) -> Field { return &r.o.batch; }},
+      {{"train.schedule", "learning-rate schedule (the seed: constant)", {}, kSchedules}, [](C& r) -> Field { return &r.o.schedule.kind; }},
+      {{"train.lr", "learning rate (peak for inverse_sqrt)", above(0)}, [](C& r) -> Field { return &r.o.schedule.lr; }},
+      {{"train.lr_factor", "noam factor", above(0)}, [](C& r) -> Field { return &r.o.schedule.factor; }},
+      {{"train.warmup", "warm-up batches", at_least(0)}, [](C& r) -> Field { return &r.o.schedule.warmup; }},
+      {{"train.adam_beta2", "Adam beta_2 (torch.optim.Adam's default, as the seed)", fraction_below_one()}, [](C& r) -> Field { return &r.o.adam.beta2; }},
+      {{"train.adam_eps", "Adam epsilon", above(0)}, [](C& r) -> Field { return &r.o.adam.eps; }},
+      {{"train.weight_decay", "L2 added to the gradient", at_least(0)}, [](C& r) -> Field { return &r.o.adam.weight_decay; }},
+      {{"train.clip_norm", "clip the global gradient norm (0: no clipping)", at_least(0)}, [](C& r) -> Field { return &r.o.clip_norm; }},
+      {{"train.label_smoothing", "label smoothing of the training loss (seed: 0)", fraction_below_one()}, [](C& r) -> Field { return &r.o.label_smoothing; }},
+      {{"train.max_epochs", "passes over the training set (seed: 20)", at_least(0)}, [](C& r) -> Field { return &r.o.max_epochs; }},
+      {{"train.max_steps", "stop after this many batches (0: no limit)", at_least(0)}, [](C& r) -> Field { return &r.o.max_steps; }},
+      {{"train.max_minutes", "stop after this much time on train.clock (0: no limit)", at_least(0)}, [](C& r) -> Field { return &r.o.max_minutes; }},
+      {{"train.clock", "what train.max_minutes and the logs' elapsed count: wall time, or cpu (this process's CPU time over all threads)", {}, kClocks}, [](C& r) -> Field { return &r.o.clock; }},
+      {{"train.validate_every", "batches between dev evaluations (also at each epoch's end; seed: 100)", at_least(0)}, [](C& r) -> Field { return &r.o.validate_every; }},
+      {{"train.patience", "early stop after this many batches without a better dev loss (seed: 1000; 0: never)", at_least(0)}, [](C& r) -> Field { return &r.o.patience; }},
+      {{"train.log_every", "batches between progress lines", at_least(1)}, [](C& r) -> Field { return &r.o.log_every; }},
+      {{"train.checkpoint_every", "batches between checkpoints (also at each epoch's end)", at_least(0)}, [](C& r) -> Field { return &r.o.checkpoint_every; }},
+      {{"train.keep_checkpoints", "checkpoints kept (the newest; 0: all)", at_least(0)}, [](C& r) -> Field { return &r.o.keep_checkpoints; }},
+      {{"train.seed", "seed of the initialisation, data order and dropout", at_least(0)}, [](C& r) -> Field { return &r.o.seed; }},
+      {{"train.threads", "threads", between(1, kMaxThreads)}, [](C& r) -> Field { return &r.threads; }},
+      {{"train.precision", kPrecisionHelp}, [](C& r) -> Field { return &r.precision; }},
+  };
+}
+
+}  // namespace
+
+const std::vector<ConfigKey<TranslationRun>>& translation_keys() {
+  static const std::vector<ConfigKey<TranslationRun>> keys = make_translation_keys();
+  return keys;
+}
+
+const std::vector<ConfigKey<ClassificationRun>>& classification_keys() {
+  static const std::vector<ConfigKey<ClassificationRun>> keys = make_classification_keys();
+  return keys;
+}
+
+TranslationRun load_translation_run(const std::string& path, const std::vector<std::string>& sets) {
+  TranslationRun r;
+  std::set<std::string> given = load_config(path, sets, bind(translation_keys(), r), {"task"});
+  TranslationTrainOptions& o = r.o;
+  // The RNN's attention is Bahdanau's unless a score is given.
+  if (o.model.model == "rnn" && !given.count("model.score")) o.model.score = "additive";
+  o.model.share_embeddings = true;  // one SentencePiece model for both sides
+  o.schedule.d_model = o.model.d_model;
+  validate(o.teacher_forcing);
+  check(o.schedule.decay == "none" || o.max_steps > 0 || o.max_minutes > 0 || o.max_epochs > 0,
+        "train.decay '", o.schedule.decay,
+        "' needs a budget to decay over: set train.max_steps, train.max_minutes or train.max_epochs, or train.decay=none");
+  o.model.validate();
+  return r;
+}
+
+ClassificationRun load_classification_run(const std::string& path, const std::vector<std::string>& sets) {
+  ClassificationRun r;
+  load_config(path, sets, bind(classification_keys(), r), {"task"});
+  ClassificationTrainOptions& o = r.o;
+  o.schedule.d_model = o.model.d_model;
+  ClassifierConfig m = o.model;
+  m.vocab = 4, m.classes = 2;  // filled from the data; validated here for the other fields
+  m.validate();
+  return r;
+}
+
+std::string describe_defaults(const std::string& task) {
+  ClassificationRun classification;
+  TranslationRun translation;
+  return task == "classification" ? describe(bind(classification_keys(), classification))
+                                  : describe(bind(translation_keys(), translation));
+}
+
+}  // namespace attn::cli
