@@ -54,26 +54,23 @@ struct Options {
 
 // Returns false when --help was asked for.
 bool parse(int argc, char** argv, Options& o) {
-  cli::Args a("bench_train", "Training throughput of the translation Transformer on random ids.", "");
-  a.option("config", "base or small", o.config)
-      .option("threads", "threads", std::to_string(o.threads))
-      .option("batch", "sentences a step", std::to_string(o.batch))
-      .option("len", "source and target tokens a sentence", std::to_string(o.len))
-      .option("steps", "timed steps", std::to_string(o.steps))
-      .option("warmup", "untimed steps first", std::to_string(o.warmup))
-      .option("precision", "comma-separated list: fp32, bf16 (interleaved steps)", "fp32")
-      .flag("peak", "also measure the fp32 GEMM peak (before and after the steps; their mean)")
-      .flag("peak-only", "only measure the fp32 GEMM peak");
-  if (!a.parse(argc, argv)) return false;
-  o.config = a.str("config");
-  o.threads = a.integer("threads");
-  o.batch = a.integer("batch");
-  o.len = a.integer("len");
-  o.steps = a.integer("steps");
-  o.warmup = a.integer("warmup");
-  o.precisions = parse_precision_list(a.str("precision"), "bench_train --precision");
-  o.peak_only = a.on("peak-only");
-  o.peak = a.on("peak") || o.peak_only;
+  CLI::App a{"Training throughput of the translation Transformer on random ids.", "bench_train"};
+  cli::describe(a, "bench_train --config base --threads 2 --precision fp32,bf16");
+  std::string precision = "fp32";
+  int batch = static_cast<int>(o.batch), len = static_cast<int>(o.len);
+  cli::add_text(a, "--config", o.config, "base or small");
+  cli::add_threads(a, o.threads, std::to_string(o.threads));
+  cli::add_batch(a, batch, "sentences a step");
+  cli::add_int(a, "--len", len, 1, 1 << 16, "source and target tokens a sentence");
+  cli::add_int(a, "--steps", o.steps, 1, 1 << 20, "timed steps");
+  cli::add_int(a, "--warmup", o.warmup, 0, 1 << 20, "untimed steps first");
+  cli::add_text(a, "--precision", precision, "comma-separated list: fp32, bf16 (interleaved steps)");
+  a.add_flag("--peak", o.peak, "also measure the fp32 GEMM peak (before and after the steps; their mean)");
+  a.add_flag("--peak-only", o.peak_only, "only measure the fp32 GEMM peak");
+  if (!cli::parse(a, argc, argv)) return false;
+  o.batch = batch, o.len = len;
+  o.precisions = parse_precision_list(precision, "bench_train --precision");
+  o.peak = o.peak || o.peak_only;
   return true;
 }
 

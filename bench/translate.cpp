@@ -53,28 +53,23 @@ struct Options {
 
 // Returns false when --help was asked for.
 bool parse(int argc, char** argv, Options& o) {
-  cli::Args a("bench_translate", "Translation throughput: output tokens/s of greedy or beam search over source ids.", "");
-  a.option("model", "model directory (attn's or torch_ref.py's weights.npz)")
-      .option("src", "source ids, one sentence a line")
-      .option("out", "write the best hypothesis of each sentence as ids")
-      .option("beam", "beam size (1: greedy)", std::to_string(o.beam))
-      .option("batch", "sentences at a time", std::to_string(o.batch))
-      .option("max-len", "longest output", std::to_string(o.max_len))
-      .option("alpha", "length penalty", "0")
-      .option("threads", "threads", std::to_string(o.threads))
-      .option("repeat", "runs; the best is reported", std::to_string(o.repeat))
-      .option("precision", "comma-separated list: fp32, bf16, int8 (interleaved)", "fp32");
-  if (!a.parse(argc, argv)) return false;
-  o.model = a.str("model");
-  o.src = a.str("src");
-  o.out = a.str("out");
-  o.beam = a.integer("beam");
-  o.batch = static_cast<size_t>(a.integer("batch"));
-  o.max_len = a.integer("max-len");
-  o.alpha = a.real("alpha");
-  o.threads = a.integer("threads");
-  o.repeat = a.integer("repeat");
-  o.precisions = parse_precision_list(a.str("precision"), "bench_translate --precision");
+  CLI::App a{"Translation throughput: output tokens/s of greedy or beam search over source ids.", "bench_translate"};
+  cli::describe(a, "bench_translate --model runs/base --src newstest.ids --beam 4 --batch 32");
+  std::string precision = "fp32";
+  int batch = static_cast<int>(o.batch);
+  cli::add_text(a, "--model", o.model, "model directory (attn's or torch_ref.py's weights.npz)");
+  cli::add_text(a, "--src", o.src, "source ids, one sentence a line");
+  cli::add_text(a, "--out", o.out, "write the best hypothesis of each sentence as ids");
+  cli::add_beam(a, o.beam);
+  cli::add_batch(a, batch, "sentences at a time");
+  cli::add_int(a, "--max-len", o.max_len, 1, 1 << 20, "longest output");
+  cli::add_real(a, "--alpha", o.alpha, 0, 100, "length penalty");
+  cli::add_threads(a, o.threads, std::to_string(o.threads));
+  cli::add_int(a, "--repeat", o.repeat, 1, 1 << 20, "runs; the best is reported");
+  cli::add_text(a, "--precision", precision, "comma-separated list: fp32, bf16, int8 (interleaved)");
+  if (!cli::parse(a, argc, argv)) return false;
+  o.batch = static_cast<size_t>(batch);
+  o.precisions = parse_precision_list(precision, "bench_translate --precision");
   check(!o.model.empty() && !o.src.empty(), "bench_translate: --model and --src are needed");
   check(o.batch >= 1, "bench_translate: --batch must be >= 1");
   return true;

@@ -1,134 +1,114 @@
 #include "args.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
 #include "attn/error.h"
+#include "attn/kernels/precision.h"
+#include "attn/runtime.h"
 
 namespace attn::cli {
+namespace {
 
-Args::Args(std::string command, std::string summary, const std::string& program)
-    : command_(program.empty() ? std::move(command) : program + " " + command), summary_(std::move(summary)) {}
-
-Args& Args::option(const std::string& name, const std::string& help, const std::string& fallback) {
-  specs_.push_back({name, help, fallback, Spec::Option});
-  return *this;
-}
-Args& Args::flag(const std::string& name, const std::string& help) {
-  specs_.push_back({name, help, "", Spec::Flag});
-  return *this;
-}
-Args& Args::repeated(const std::string& name, const std::string& help) {
-  specs_.push_back({name, help, "", Spec::Repeated});
-  return *this;
-}
-Args& Args::positional(const std::string& name, const std::string& help, bool required) {
-  specs_.push_back({name, help, "", Spec::Positional, required});
-  return *this;
+std::string range_text(double min, double max) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%g .. %g", min, max);
+  return buf;
 }
 
-const Args::Spec* Args::find(const std::string& name) const {
-  for (const auto& s : specs_)
-    if (s.name == name && s.kind != Spec::Positional) return &s;
-  return nullptr;
-}
+}  // namespace
 
-bool Args::parse(int argc, char** argv) {
-  std::vector<const Spec*> positionals;
-  for (const auto& s : specs_)
-    if (s.kind == Spec::Positional) positionals.push_back(&s);
-  size_t next_positional = 0;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      std::fputs(help().c_str(), stdout);
-      return false;
-    }
-    if (a.size() > 2 && a.compare(0, 2, "--") == 0) {
-      std::string name = a.substr(2), value;
-      bool inline_value = false;
-      if (auto eq = name.find('='); eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        name = name.substr(0, eq);
-        inline_value = true;
-      }
-      const Spec* s = find(name);
-      check(s != nullptr, "unknown option --", name, " (see ", command_, " --help)");
-      if (s->kind == Spec::Flag) {
-        check(!inline_value, "option --", name, " takes no value");
-        given_[name].push_back("1");
-        continue;
-      }
-      if (!inline_value) {
-        check(i + 1 < argc, "option --", name, " needs a value");
-        value = argv[++i];
-      }
-      if (s->kind == Spec::Option) given_[name].clear();
-      given_[name].push_back(value);
-      continue;
-    }
-    check(next_positional < positionals.size(), "unexpected argument '", a, "' (see ",
-          command_, " --help)");
-    given_[positionals[next_positional++]->name].push_back(a);
-  }
-  for (; next_positional < positionals.size(); ++next_positional)
-    check(!positionals[next_positional]->required, "missing argument ",
-          positionals[next_positional]->name, " (see ", command_, " --help)");
-  return true;
-}
-
-bool Args::has(const std::string& name) const { return given_.count(name) > 0; }
-
-std::string Args::str(const std::string& name) const {
-  auto it = given_.find(name);
-  if (it != given_.end()) return it->second.back();
-  for (const auto& s : specs_)
-    if (s.name == name) return s.fallback;
-  fail("internal: option --", name, " was never declared");
-}
-
-int Args::integer(const std::string& name) const {
-  std::string v = str(name);
-  char* end = nullptr;
-  long x = std::strtol(v.c_str(), &end, 10);
-  check(!v.empty() && end && *end == 0, "option --", name, " needs a whole number, got '", v, "'");
-  return static_cast<int>(x);
-}
-
-double Args::real(const std::string& name) const {
-  std::string v = str(name);
-  char* end = nullptr;
-  double x = std::strtod(v.c_str(), &end);
-  check(!v.empty() && end && *end == 0, "option --", name, " needs a number, got '", v, "'");
+int64_t parse_whole(const std::string& what, const std::string& text, int64_t min, int64_t max) {
+  int64_t x = 0;
+  const char* end = text.data() + text.size();
+  const char* start = text.data() + (text.size() > 1 && text[0] == '+');
+  auto [ptr, ec] = std::from_chars(start, end, x);
+  check(!text.empty() && ec == std::errc() && ptr == end && x >= min && x <= max, what,
+        " needs a whole number in ", min, " .. ", max, ", got '", text, "'");
   return x;
 }
 
-bool Args::on(const std::string& name) const { return has(name); }
-
-std::vector<std::string> Args::all(const std::string& name) const {
-  auto it = given_.find(name);
-  return it == given_.end() ? std::vector<std::string>{} : it->second;
+void describe(CLI::App& app, const std::string& example) {
+  app.footer("example:\n  " + example);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // the last one given counts
 }
 
-std::string Args::help() const {
-  std::string usage = "usage: " + command_;
-  for (const auto& s : specs_)
-    if (s.kind == Spec::Positional) usage += s.required ? " " + s.name : " [" + s.name + "]";
-  usage += " [options]\n\n" + summary_ + "\n";
-  std::string pos, opt;
-  for (const auto& s : specs_) {
-    std::string left = s.kind == Spec::Positional ? "  " + s.name
-                       : s.kind == Spec::Flag      ? "  --" + s.name
-                                                   : "  --" + s.name + " VALUE";
-    if (left.size() < 26) left.resize(26, ' ');
-    else left += "\n" + std::string(26, ' ');
-    std::string line = left + s.help;
-    if (!s.fallback.empty()) line += " (default: " + s.fallback + ")";
-    (s.kind == Spec::Positional ? pos : opt) += line + "\n";
+bool parse(CLI::App& app, int argc, char** argv) {
+  const std::string hint = " (see " + app.get_name() + " --help)";
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return false;
+  } catch (const CLI::ParseError& e) {
+    fail(e.what(), hint);
+  } catch (const Error& e) {
+    fail(e.what(), hint);
   }
-  if (!pos.empty()) usage += "\narguments:\n" + pos;
-  usage += "\noptions:\n" + opt + "  --help                  this text\n";
-  return usage;
+  return true;
 }
+
+CLI::Option* add_int(CLI::App& app, const std::string& flag, int& value, int min, int max, const std::string& help) {
+  auto set = [&value, flag, min, max](const std::string& text) {
+    value = static_cast<int>(parse_whole(flag, text, min, max));
+  };
+  return app.add_option_function<std::string>(flag, set, help)
+      ->type_name("N")
+      ->default_str(std::to_string(value));
+}
+
+CLI::Option* add_real(CLI::App& app, const std::string& flag, double& value, double min, double max,
+                      const std::string& help) {
+  auto set = [&value, flag, min, max](const std::string& text) {
+    char* end = nullptr;
+    double x = std::strtod(text.c_str(), &end);
+    check(!text.empty() && end == text.c_str() + text.size() && std::isfinite(x) && x >= min && x <= max, flag,
+          " needs a number in ", range_text(min, max), ", got '", text, "'");
+    value = x;
+  };
+  char shown[32];
+  std::snprintf(shown, sizeof shown, "%g", value);
+  return app.add_option_function<std::string>(flag, set, help)->type_name("X")->default_str(shown);
+}
+
+CLI::Option* add_text(CLI::App& app, const std::string& flag, std::string& value, const std::string& help) {
+  CLI::Option* o = app.add_option(flag, value, help);
+  if (!value.empty()) o->default_str(value);
+  return o;
+}
+
+CLI::Option* add_repeated(CLI::App& app, const std::string& flag, std::vector<std::string>& values,
+                          const std::string& help) {
+  return app.add_option(flag, values, help)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);  // one value per occurrence: --ref a --ref b
+}
+
+CLI::Option* add_model(CLI::App& app, std::string& dir, const std::string& help) {
+  return app.add_option("--model", dir, help)->type_name("DIR")->required();
+}
+
+CLI::Option* add_threads(CLI::App& app, int& n, const std::string& fallback) {
+  return add_int(app, "--threads", n, 1, kMaxThreads, "threads for the matrix products and attn's loops")
+      ->default_str(fallback);
+}
+
+CLI::Option* add_precision(CLI::App& app, std::string& name) {
+  auto known = [](const std::string& text) {
+    parse_precision(text, "--precision");  // throws naming the accepted values
+    return std::string();
+  };
+  return app.add_option("--precision", name,
+                        "fp32, bf16 or int8: precision of the linear layers' products (bf16/int8: weights "
+                        "converted once, f32 accumulation and outputs)")
+      ->check(CLI::Validator(known, "fp32|bf16|int8", "precision"))
+      ->default_str(name);
+}
+
+CLI::Option* add_batch(CLI::App& app, int& n, const std::string& help) { return add_int(app, "--batch", n, 1, 65536, help); }
+
+CLI::Option* add_beam(CLI::App& app, int& k) { return add_int(app, "--beam", k, 1, 1024, "beam size K (1: greedy)"); }
 
 }  // namespace attn::cli

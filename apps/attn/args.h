@@ -1,46 +1,47 @@
-// A small command-line parser for the subcommands: --name value, --name=value, flags,
-// positionals, --help generated from the declarations, and an error that names the unknown or
-// malformed option.
+// The command line of each subcommand, parsed by CLI11 (--name value, --name=value, flags,
+// positionals, --help). The flags several subcommands share (--model, --threads, --precision,
+// --batch, --beam) are declared here once, so they are spelled, checked and described alike.
+// Numbers are read as decimal into their own type and checked against a range: 32.7 or
+// 4294967297 for an int flag is an error naming the flag, never a truncated or wrapped value.
 #pragma once
 
-#include <map>
 #include <string>
-#include <vector>
+
+#include <CLI/CLI.hpp>
 
 namespace attn::cli {
 
-class Args {
- public:
-  // `program command` names it in messages ("attn train"); a standalone tool passes program "".
-  Args(std::string command, std::string summary, const std::string& program = "attn");
+// A subcommand's parser: "attn translate", its summary, and an example line closing its --help.
+// A standalone program passes its own name ("bench_train").
+void describe(CLI::App& app, const std::string& example);
 
-  // Declarations, in the order --help shows them.
-  Args& option(const std::string& name, const std::string& help, const std::string& fallback = "");
-  Args& flag(const std::string& name, const std::string& help);
-  Args& repeated(const std::string& name, const std::string& help);  // may be given many times
-  Args& positional(const std::string& name, const std::string& help, bool required = true);
+// Parses argv (argv[0] is the command's name). Returns false when --help was asked for (and
+// printed); a bad command line throws attn::Error naming the flag and value, pointing at --help.
+bool parse(CLI::App& app, int argc, char** argv);
 
-  // Returns false when --help was asked for (and printed); throws attn::Error on bad input.
-  bool parse(int argc, char** argv);
+// A whole number in [min, max] into `value` (whose initial value is the default shown).
+CLI::Option* add_int(CLI::App& app, const std::string& flag, int& value, int min, int max, const std::string& help);
+// A finite number in [min, max].
+CLI::Option* add_real(CLI::App& app, const std::string& flag, double& value, double min, double max,
+                      const std::string& help);
+// A file or directory name; each occurrence of a repeatable one adds a value.
+CLI::Option* add_text(CLI::App& app, const std::string& flag, std::string& value, const std::string& help);
+CLI::Option* add_repeated(CLI::App& app, const std::string& flag, std::vector<std::string>& values,
+                          const std::string& help);
 
-  bool has(const std::string& name) const;  // given on the command line (or a positional)
-  std::string str(const std::string& name) const;
-  int integer(const std::string& name) const;
-  double real(const std::string& name) const;
-  bool on(const std::string& name) const;  // a flag
-  std::vector<std::string> all(const std::string& name) const;
-  std::string help() const;
+// --model DIR (required).
+CLI::Option* add_model(CLI::App& app, std::string& dir, const std::string& help);
+// --threads N, 1 .. attn::kMaxThreads; `fallback` (0: all cores) is shown as the default.
+CLI::Option* add_threads(CLI::App& app, int& n, const std::string& fallback);
+// --precision of inference, fp32, bf16 or int8, checked by attn::parse_precision.
+CLI::Option* add_precision(CLI::App& app, std::string& name);
+// --batch N: sentences or texts computed together, 1 .. 65536.
+CLI::Option* add_batch(CLI::App& app, int& n, const std::string& help);
+// --beam K: the beam size, 1 (greedy) .. 1024.
+CLI::Option* add_beam(CLI::App& app, int& k);
 
- private:
-  struct Spec {
-    std::string name, help, fallback;
-    enum Kind { Option, Flag, Repeated, Positional } kind;
-    bool required = false;
-  };
-  const Spec* find(const std::string& name) const;
-  std::string command_, summary_;
-  std::vector<Spec> specs_;
-  std::map<std::string, std::vector<std::string>> given_;
-};
+// Whole number parsing shared with the config keys: decimal digits with an optional sign, in
+// [min, max], else an attn::Error naming `what`.
+int64_t parse_whole(const std::string& what, const std::string& text, int64_t min, int64_t max);
 
 }  // namespace attn::cli

@@ -13,17 +13,18 @@
 namespace attn::cli {
 
 int run_average(int argc, char** argv) {
-  Args args("average", "Averages the parameters of the newest K checkpoints of MODEL_DIR (as the\n"
-                       "paper does with the last 5) and writes a model directory to --out.");
-  args.positional("MODEL_DIR", "a training directory (holds config.json and checkpoints/)")
-      .option("last", "how many of the newest checkpoints", "5")
-      .option("out", "model directory to write (default: MODEL_DIR/averaged)");
-  if (!args.parse(argc, argv)) return 0;
-  std::string dir = args.str("MODEL_DIR");
-  std::string out = args.has("out") ? args.str("out") : dir + "/averaged";
+  CLI::App args{"Averages the parameters of the newest K checkpoints of MODEL_DIR (as the\n"
+                "paper does with the last 5) and writes a model directory to --out.",
+                "attn average"};
+  describe(args, "attn average runs/ende --last 5 --out runs/ende/averaged");
+  std::string dir, out;
+  int last = 5;
+  args.add_option("MODEL_DIR", dir, "a training directory (holds config.json and checkpoints/)")->required();
+  add_int(args, "--last", last, 1, 1 << 20, "how many of the newest checkpoints");
+  add_text(args, "--out", out, "model directory to write (default: MODEL_DIR/averaged)");
+  if (!parse(args, argc, argv)) return 0;
+  if (out.empty()) out = dir + "/averaged";
   auto all = list_checkpoints(dir);
-  int last = args.integer("last");
-  check(last >= 1, "--last must be at least 1, got ", last);
   check(!all.empty(), dir, ": no checkpoints in ", dir, "/checkpoints");
   std::vector<std::string> chosen(all.end() - std::min<size_t>(all.size(), last), all.end());
   nlohmann::json config = read_json_file(dir + "/config.json");

@@ -45,21 +45,25 @@ void warn_if_tokenized(const std::vector<std::string>& hyps) {
 }  // namespace
 
 int run_bleu(int argc, char** argv) {
-  Args args("bleu",
-            "Scores a translation against reference translations with sacreBLEU's corpus BLEU\n"
-            "(13a tokenizer, exp smoothing) and optionally chrF2; one sentence per line, UTF-8.");
-  args.repeated("ref", "reference file, one line per hypothesis line (repeat for more references)")
-      .option("hyp", "hypothesis file (default: standard input)")
-      .flag("chrf", "also print chrF2")
-      .flag("score-only", "print only the numbers, one per line");
-  if (!args.parse(argc, argv)) return 0;
-  check(args.has("ref"), "missing --ref REFERENCE (see attn bleu --help)");
+  CLI::App args{"Scores a translation against reference translations with sacreBLEU's corpus BLEU\n"
+                "(13a tokenizer, exp smoothing) and optionally chrF2; one sentence per line, UTF-8.",
+                "attn bleu"};
+  describe(args, "attn bleu --ref newstest.de --chrf < hyp.de");
+  std::vector<std::string> ref_paths;
+  std::string hyp_path;
+  bool chrf = false, score_only = false;
+  add_repeated(args, "--ref", ref_paths, "reference file, one line per hypothesis line (repeat for more references)")
+      ->required();
+  add_text(args, "--hyp", hyp_path, "hypothesis file (default: standard input)");
+  args.add_flag("--chrf", chrf, "also print chrF2");
+  args.add_flag("--score-only", score_only, "print only the numbers, one per line");
+  if (!parse(args, argc, argv)) return 0;
 
-  const std::string hyp_name = args.has("hyp") ? args.str("hyp") : "<stdin>";
+  const std::string hyp_name = hyp_path.empty() ? "<stdin>" : hyp_path;
   const std::vector<std::string> hyps =
-      args.has("hyp") ? read_lines(args.str("hyp")) : read_stdin_lines();
+      hyp_path.empty() ? read_stdin_lines() : read_lines(hyp_path);
   std::vector<std::vector<std::string>> refs;
-  for (const auto& path : args.all("ref")) {
+  for (const auto& path : ref_paths) {
     refs.push_back(read_lines(path));
     size_t n_ref = refs.back().size();
     if (n_ref != hyps.size()) {
@@ -72,10 +76,9 @@ int run_bleu(int argc, char** argv) {
 
   warn_if_tokenized(hyps);
   metrics::BleuScore bleu = metrics::corpus_bleu_multi(hyps, refs);
-  bool score_only = args.on("score-only");
   if (score_only) std::printf("%.2f\n", bleu.score);
   else std::printf("%s\n", bleu.signature_like_text().c_str());
-  if (args.on("chrf")) {
+  if (chrf) {
     double chrf = metrics::corpus_chrf_multi(hyps, refs);
     if (score_only) std::printf("%.2f\n", chrf);
     else std::printf("%s\n", metrics::chrf_signature_like_text(chrf).c_str());

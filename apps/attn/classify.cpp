@@ -43,21 +43,21 @@ void write_batch(const ClassifierModel& m, const std::vector<std::string>& texts
 }  // namespace
 
 int run_classify(int argc, char** argv) {
-  Args args("classify", "Reads text lines on stdin and prints label<TAB>probability for each.");
-  args.option("model", "classifier directory (attn train with task classification)")
-      .option("top-k", "print the K most probable labels", "1")
-      .option("batch", "texts per forward pass", "256")
-      .option("threads", "threads", "2")
-      .option("precision", "fp32, bf16 or int8: precision of the linear layers' products (bf16/int8: weights\n"
-                             "                          converted once, f32 accumulation and outputs)", "fp32");
-  if (!args.parse(argc, argv)) return 0;
-  check(args.has("model"), "classify: --model is required");
-  set_threads(args.integer("threads"));
-  ClassifierModel m = load_classifier(args.str("model"));
+  CLI::App args{"Reads text lines on stdin and prints label<TAB>probability for each.", "attn classify"};
+  describe(args, "attn classify --model runs/cls --top-k 2 < poems.txt");
+  std::string model, precision_flag = "fp32";
+  int top_k = 1, batch = 256, threads = 2;
+  add_model(args, model, "classifier directory (attn train with task classification)");
+  add_int(args, "--top-k", top_k, 1, 1 << 20, "print the K most probable labels (at most the model's labels)");
+  add_batch(args, batch, "texts per forward pass");
+  add_threads(args, threads, "2");
+  add_precision(args, precision_flag);
+  if (!parse(args, argc, argv)) return 0;
+  set_threads(threads);
+  ClassifierModel m = load_classifier(model);
   PackedWeights packed;  // m's weights in that precision, converted on first use; m never changes
-  PrecisionScope precision(parse_precision(args.str("precision"), "--precision"), &packed);
-  int64_t k = std::clamp<int64_t>(args.integer("top-k"), 1, static_cast<int64_t>(m.labels.size()));
-  size_t batch = static_cast<size_t>(std::max(1, args.integer("batch")));
+  PrecisionScope precision(parse_precision(precision_flag, "--precision"), &packed);
+  int64_t k = std::min<int64_t>(top_k, static_cast<int64_t>(m.labels.size()));
   std::vector<std::string> texts;
   std::string line;
   int64_t number = 0;
@@ -66,7 +66,7 @@ int run_classify(int argc, char** argv) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     check(data::first_invalid_utf8(line) < 0, "classify: stdin line ", number, " is not valid UTF-8");
     texts.push_back(line);
-    if (texts.size() == batch) {
+    if (texts.size() == static_cast<size_t>(batch)) {
       write_batch(m, texts, k);
       texts.clear();
     }

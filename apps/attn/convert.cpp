@@ -10,32 +10,39 @@
 namespace attn::cli {
 
 int run_import_torch(int argc, char** argv) {
-  Args args("import-torch", "Reads REF_DIR/config.json and REF_DIR/weights.npz (as written by\n"
-                            "torch_ref.py make, or export-torch; \"model\": \"rnn\" for the RNN\n"
-                            "encoder-decoder of tests/rnn/torch_rnn.py) and writes the attn model directory MODEL_DIR.");
-  args.positional("REF_DIR", "torch_ref.py's model directory").positional("MODEL_DIR", "attn model directory to write");
-  if (!args.parse(argc, argv)) return 0;
-  std::string ref = args.str("REF_DIR");
+  CLI::App args{"Reads REF_DIR/config.json and REF_DIR/weights.npz (as written by\n"
+                "torch_ref.py make, or export-torch; \"model\": \"rnn\" for the RNN\n"
+                "encoder-decoder of tests/rnn/torch_rnn.py) and writes the attn model directory MODEL_DIR.",
+                "attn import-torch"};
+  describe(args, "attn import-torch reference/base runs/base");
+  std::string ref, model_dir;
+  args.add_option("REF_DIR", ref, "torch_ref.py's model directory")->required();
+  args.add_option("MODEL_DIR", model_dir, "attn model directory to write")->required();
+  if (!parse(args, argc, argv)) return 0;
   nlohmann::json j = read_json_file(ref + "/config.json");
   bool rnn = j.contains("model") && j["model"] == "rnn";
   Seq2Seq m = rnn ? as_seq2seq(import_torch_rnn(ref)) : as_seq2seq(import_torch(ref));
-  save_seq2seq(m, args.str("MODEL_DIR"));
-  std::fprintf(stderr, "imported %zu tensors into %s\n", m.parameters().size(), args.str("MODEL_DIR").c_str());
+  save_seq2seq(m, model_dir);
+  std::fprintf(stderr, "imported %zu tensors into %s\n", m.parameters().size(), model_dir.c_str());
   return 0;
 }
 
 int run_export_torch(int argc, char** argv) {
-  Args args("export-torch", "Writes MODEL_DIR as REF_DIR/config.json + REF_DIR/weights.npz, which\n"
-                            "torch_ref.py (Transformer), tests/rnn/torch_rnn.py (model: rnn) and numpy.load read.");
-  args.positional("MODEL_DIR", "attn model directory").positional("REF_DIR", "directory to write");
-  if (!args.parse(argc, argv)) return 0;
-  Seq2Seq m = load_seq2seq(args.str("MODEL_DIR"));
+  CLI::App args{"Writes MODEL_DIR as REF_DIR/config.json + REF_DIR/weights.npz, which\n"
+                "torch_ref.py (Transformer), tests/rnn/torch_rnn.py (model: rnn) and numpy.load read.",
+                "attn export-torch"};
+  describe(args, "attn export-torch runs/ende runs/ende-torch");
+  std::string model_dir, ref;
+  args.add_option("MODEL_DIR", model_dir, "attn model directory")->required();
+  args.add_option("REF_DIR", ref, "directory to write")->required();
+  if (!parse(args, argc, argv)) return 0;
+  Seq2Seq m = load_seq2seq(model_dir);
   if (m.is_rnn())
-    export_torch_rnn(m.rnn, args.str("REF_DIR"));
+    export_torch_rnn(m.rnn, ref);
   else
-    export_torch(m.transformer, args.str("REF_DIR"));
+    export_torch(m.transformer, ref);
   size_t n = m.is_rnn() ? m.rnn.named.size() : m.transformer.named.size();
-  std::fprintf(stderr, "exported %zu tensors to %s\n", n, args.str("REF_DIR").c_str());
+  std::fprintf(stderr, "exported %zu tensors to %s\n", n, ref.c_str());
   return 0;
 }
 

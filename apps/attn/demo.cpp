@@ -10,11 +10,15 @@
 namespace attn::cli {
 
 int run_demo(int argc, char** argv) {
-  Args args("demo", "Shows the core at work: seed 004's attention example, then a small\n"
-                    "attention model fitted by the autodiff tape and Adam-free gradient descent.");
-  args.option("threads", "threads for GEMM and loops", "2").option("steps", "descent steps", "200");
-  if (!args.parse(argc, argv)) return 0;
-  set_threads(args.integer("threads"));
+  CLI::App args{"Shows the core at work: seed 004's attention example, then a small\n"
+                "attention model fitted by the autodiff tape and Adam-free gradient descent.",
+                "attn demo"};
+  describe(args, "attn demo --steps 200");
+  int threads = 2, steps = 200;
+  add_threads(args, threads, "2");
+  add_int(args, "--steps", steps, 0, 1 << 20, "descent steps");
+  if (!parse(args, argc, argv)) return 0;
+  set_threads(threads);
 
   // Seed 004: q.k1 = 112, q.k2 = 96, d_k = 64 -> 14, 12 -> softmax 0.8808, 0.1192.
   Tensor q = Tensor::zeros({1, 1, 1, 64}), k = Tensor::zeros({1, 1, 2, 64}), v = Tensor::zeros({1, 1, 2, 1});
@@ -41,7 +45,7 @@ int run_demo(int argc, char** argv) {
   };
   Var Wq = param({d, d}, 0.3f), Wk = param({d, d}, 0.3f), Wv = param({d, d}, 0.3f), none;
   std::vector<Var> params{Wq, Wk, Wv};
-  for (int step = 0; step <= args.integer("steps"); ++step) {
+  for (int step = 0; step <= steps; ++step) {
     Tensor x = Tensor::zeros({B, T, d});
     for (int64_t b = 0; b < B; ++b)
       for (int64_t t = 0; t < T; ++t) {

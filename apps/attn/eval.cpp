@@ -15,17 +15,20 @@
 namespace attn::cli {
 
 int run_eval(int argc, char** argv) {
-  Args args("eval", "Evaluates a classifier on a label<TAB>text file.");
-  args.option("model", "classifier directory")
-      .option("data", "label<TAB>text file")
-      .option("threads", "threads", "2")
-      .flag("json", "print the figures as one JSON object");
-  if (!args.parse(argc, argv)) return 0;
-  check(args.has("model") && args.has("data"), "eval: --model and --data are required");
-  set_threads(args.integer("threads"));
-  ClassifierModel m = load_classifier(args.str("model"));
-  std::vector<data::LabelledText> rows = data::read_labelled(args.str("data"));
-  std::vector<int32_t> truth = data::label_ids(rows, m.labels, args.str("data"));
+  CLI::App args{"Evaluates a classifier on a label<TAB>text file.", "attn eval"};
+  describe(args, "attn eval --model runs/cls --data data/cls-zh-poetry/test.tsv");
+  std::string model, data_path;
+  bool json = false;
+  int threads = 2;
+  add_model(args, model, "classifier directory");
+  add_text(args, "--data", data_path, "label<TAB>text file")->required();
+  add_threads(args, threads, "2");
+  args.add_flag("--json", json, "print the figures as one JSON object");
+  if (!parse(args, argc, argv)) return 0;
+  set_threads(threads);
+  ClassifierModel m = load_classifier(model);
+  std::vector<data::LabelledText> rows = data::read_labelled(data_path);
+  std::vector<int32_t> truth = data::label_ids(rows, m.labels, data_path);
   std::vector<std::string> texts;
   for (const auto& r : rows) texts.push_back(r.text);
   Tensor p = classifier_probabilities(m.model, encode_texts(m, texts));
@@ -36,7 +39,7 @@ int run_eval(int argc, char** argv) {
     predicted.push_back(static_cast<int32_t>(std::max_element(row, row + C) - row));
   }
   data::ClassificationReport r = data::classification_report(truth, predicted, C);
-  if (args.on("json")) {
+  if (json) {
     nlohmann::json j = {{"accuracy", r.accuracy}, {"macro_f1", r.macro_f1}, {"total", r.total},
                         {"confusion", r.confusion}, {"labels", m.labels}};
     for (size_t c = 0; c < r.classes.size(); ++c)

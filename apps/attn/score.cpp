@@ -53,30 +53,28 @@ std::vector<std::vector<int32_t>> read_text_file(const std::string& path, const 
 }  // namespace
 
 int run_score(int argc, char** argv) {
-  Args args("score",
-            "Prints, a line per sentence pair, the total log-probability of the target given the\n"
-            "source: sum_t log p(y_t | y_<t, x) over the target ids followed by eos, bos as the\n"
-            "first decoder input (torch_ref.py's score). With --ids, source lines are fed to the encoder\n"
-            "as given; text is tokenised with the model's SentencePiece model (eos appended to the source).");
-  args.option("model", "model directory (config.json + model.safetensors)")
-      .flag("ids", "the files hold token ids, one sentence a line")
-      .option("src", "source file")
-      .option("tgt", "target file, as many lines as the source")
-      .option("batch", "sentence pairs scored together", "32")
-      .option("threads", "threads for the matrix products and attn's loops (default: all cores)")
-      .option("precision", "fp32, bf16 or int8: precision of the linear layers' products (bf16/int8: weights\n"
-                             "                          converted once, f32 accumulation and outputs)", "fp32");
-  if (!args.parse(argc, argv)) return 0;
-  check(args.has("model"), "missing --model DIR (see attn score --help)");
-  check(args.has("src") && args.has("tgt"), "missing --src FILE or --tgt FILE (see attn score --help)");
-  if (args.has("threads")) set_threads(args.integer("threads"));
-  int batch = args.integer("batch");
-  check(batch >= 1, "--batch must be at least 1, got ", batch);
+  CLI::App args{"Prints, a line per sentence pair, the total log-probability of the target given the\n"
+                "source: sum_t log p(y_t | y_<t, x) over the target ids followed by eos, bos as the\n"
+                "first decoder input (torch_ref.py's score). With --ids, source lines are fed to the encoder\n"
+                "as given; text is tokenised with the model's SentencePiece model (eos appended to the source).",
+                "attn score"};
+  describe(args, "attn score --model runs/ende --src news.en --tgt news.de > scores.txt");
+  std::string model, src_path, tgt_path, precision_flag = "fp32";
+  bool ids = false;
+  int batch = 32, threads = 0;
+  add_model(args, model, "model directory (config.json + model.safetensors)");
+  args.add_flag("--ids", ids, "the files hold token ids, one sentence a line");
+  add_text(args, "--src", src_path, "source file")->required();
+  add_text(args, "--tgt", tgt_path, "target file, as many lines as the source")->required();
+  add_batch(args, batch, "sentence pairs scored together");
+  CLI::Option* threads_given = add_threads(args, threads, "all cores");
+  add_precision(args, precision_flag);
+  if (!parse(args, argc, argv)) return 0;
+  if (threads_given->count()) set_threads(threads);
 
-  const std::string src_path = args.str("src"), tgt_path = args.str("tgt");
   std::optional<TranslationModel> text_model;
-  if (!args.on("ids")) text_model.emplace(load_translation_model(args.str("model")));
-  Seq2Seq m = text_model ? text_model->model : load_seq2seq(args.str("model"));  // either family
+  if (!ids) text_model.emplace(load_translation_model(model));
+  Seq2Seq m = text_model ? text_model->model : load_seq2seq(model);  // either family
   const TransformerConfig& config = m.config();
   auto sources = text_model ? read_text_file(src_path, text_model->tokenizer, config.eos_id)
                             : read_id_file(src_path, config.src_vocab, config.max_len);
@@ -92,7 +90,7 @@ int run_score(int argc, char** argv) {
   }
 
   PackedWeights packed;  // m's weights in that precision, converted on first use; m never changes
-  PrecisionScope precision(parse_precision(args.str("precision"), "--precision"), &packed);
+  PrecisionScope precision(parse_precision(precision_flag, "--precision"), &packed);
   std::vector<size_t> lengths;
   for (size_t i = 0; i < sources.size(); ++i) lengths.push_back(sources[i].size() + targets[i].size());
   std::vector<double> totals(sources.size());

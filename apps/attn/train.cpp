@@ -30,39 +30,53 @@ std::string requested_task(const std::string& config_path, const std::vector<std
   return task;
 }
 
+// The command line of attn train.
+struct TrainFlags {
+  std::string config, max_steps, max_minutes, model_dir, precision;
+  std::vector<std::string> sets;
+  int threads = 0;  // 0: train.threads
+  bool resume = false, help_config = false;
+};
+
 }  // namespace
 
 int run_train(int argc, char** argv) {
-  Args args("train", "Trains a model from a config file (YAML or JSON) and --set overrides.\n"
-                     "Without --config the defaults train an English->German model on the\n"
-                     "shipped corpus (scripts/data.sh unpacks it into data/mt-ende). attn train\n--help-config lists every key; with --set task=classification (or task:\nclassification in the config) it trains seed 002's text classifier.");
-  args.option("config", "YAML or JSON config file")
-      .repeated("set", "key=value override, e.g. --set train.warmup=800 (repeatable)")
-      .option("max-steps", "shortcut for --set train.max_steps=N")
-      .option("max-minutes", "shortcut for --set train.max_minutes=M")
-      .option("model-dir", "shortcut for --set model_dir=DIR")
-      .option("threads", "shortcut for --set train.threads=N")
-      .option("precision", "shortcut for --set train.precision=fp32|bf16|auto")
-      .flag("resume", "continue from the newest checkpoint in model_dir, exactly")
-      .flag("help-config", "list every configuration key with its default and meaning");
-  if (!args.parse(argc, argv)) return 0;
-  std::vector<std::string> sets = args.all("set");
-  if (args.has("max-steps")) sets.push_back("train.max_steps=" + args.str("max-steps"));
-  if (args.has("max-minutes")) sets.push_back("train.max_minutes=" + args.str("max-minutes"));
-  if (args.has("model-dir")) sets.push_back("model_dir=" + args.str("model-dir"));
-  if (args.has("threads")) sets.push_back("train.threads=" + args.str("threads"));
-  if (args.has("precision")) sets.push_back("train.precision=" + args.str("precision"));
+  CLI::App args{"Trains a model from a config file (YAML or JSON) and --set overrides.\n"
+                "Without --config the defaults train an English->German model on the\n"
+                "shipped corpus (scripts/data.sh unpacks it into data/mt-ende). attn train\n"
+                "--help-config lists every key; with --set task=classification (or task:\n"
+                "classification in the config) it trains seed 002's text classifier.",
+                "attn train"};
+  describe(args, "attn train --model-dir runs/ende --max-minutes 60 --set train.warmup=800");
+  TrainFlags f;
+  add_text(args, "--config", f.config, "YAML or JSON config file");
+  add_repeated(args, "--set", f.sets, "key=value override, e.g. --set train.warmup=800 (repeatable)");
+  add_text(args, "--max-steps", f.max_steps, "shortcut for --set train.max_steps=N");
+  add_text(args, "--max-minutes", f.max_minutes, "shortcut for --set train.max_minutes=M");
+  add_text(args, "--model-dir", f.model_dir, "shortcut for --set model_dir=DIR");
+  add_threads(args, f.threads, "2, train.threads");
+  add_text(args, "--precision", f.precision, "shortcut for --set train.precision=fp32|bf16|auto");
+  args.add_flag("--resume", f.resume, "continue from the newest checkpoint in model_dir, exactly");
+  args.add_flag("--help-config", f.help_config, "list every configuration key with its default and meaning");
+  if (!parse(args, argc, argv)) return 0;
+  std::vector<std::string> sets = f.sets;
+  // The shortcuts are --set overrides after the others, checked by the key's own rule.
+  if (!f.max_steps.empty()) sets.push_back("train.max_steps=" + f.max_steps);
+  if (!f.max_minutes.empty()) sets.push_back("train.max_minutes=" + f.max_minutes);
+  if (!f.model_dir.empty()) sets.push_back("model_dir=" + f.model_dir);
+  if (f.threads > 0) sets.push_back("train.threads=" + std::to_string(f.threads));
+  if (!f.precision.empty()) sets.push_back("train.precision=" + f.precision);
   for (std::string& s : sets)  // --set model=rnn: the model family (model.* are its settings)
     if (s.rfind("model=", 0) == 0) s = "model.type=" + s.substr(6);
-  std::string task = requested_task(args.str("config"), sets);
-  if (args.on("help-config")) {
+  std::string task = requested_task(f.config, sets);
+  if (f.help_config) {
     std::printf("task: %s\n%s", task.c_str(), describe_defaults(task).c_str());
     return 0;
   }
   TranslationRun translation;
   ClassificationRun classification;
-  if (task == "classification") classification = load_classification_run(args.str("config"), sets);
-  else translation = load_translation_run(args.str("config"), sets);
+  if (task == "classification") classification = load_classification_run(f.config, sets);
+  else translation = load_translation_run(f.config, sets);
   const bool cls = task == "classification";
   const std::string precision_setting = cls ? classification.precision : translation.precision;
   set_threads(cls ? classification.threads : translation.threads);
@@ -75,11 +89,11 @@ int run_train(int argc, char** argv) {
                          "multiplied in f32 (bf16's numbers, f32's speed)\n");
   PrecisionScope precision_scope(precision);
   if (cls) {
-    classification.o.resume = args.on("resume");
+    classification.o.resume = f.resume;
     train_classifier(classification.o);
     return 0;
   }
-  translation.o.resume = args.on("resume");
+  translation.o.resume = f.resume;
   train_translation(translation.o);
   return 0;
 }

@@ -71,53 +71,63 @@ void translate_window(const Seq2Seq& m, const std::vector<Line>& window, const S
   std::fflush(stdout);
 }
 
+// The command line of attn translate.
+struct TranslateFlags {
+  std::string model, precision = "fp32";
+  bool ids = false, n_best_given = false;
+  int threads = 0, batch = 32;  // threads 0: all cores
+  SearchOptions search;
+};
+
+// Returns false when --help was asked for.
+bool parse_flags(int argc, char** argv, TranslateFlags& f) {
+  CLI::App args{"Translates standard input to standard output, one sentence a line, with greedy\n"
+                "(--beam 1) or beam search. Text is tokenised with the model's SentencePiece model (eos\n"
+                "appended) and the output detokenised. With --ids, lines are space-separated token ids, fed to the\n"
+                "encoder exactly as given (add eos yourself if the model expects it); the output is the\n"
+                "ids without eos. An empty line gives an empty line.",
+                "attn translate"};
+  describe(args, "attn translate --model runs/ende --beam 4 < news.en > news.de");
+  SearchOptions& o = f.search;
+  add_model(args, f.model, "model directory (config.json + model.safetensors)");
+  args.add_flag("--ids", f.ids, "read and write token ids instead of text");
+  add_beam(args, o.beam);
+  add_real(args, "--length-penalty", o.length_penalty, 0, 100, "alpha of the GNMT length penalty ((5+len)/6)^alpha");
+  add_int(args, "--max-len", o.max_len, 0, 1 << 24, "most tokens generated, eos included (0: source length + 50)");
+  add_batch(args, f.batch, "sentences decoded together");
+  CLI::Option* n_best = add_int(args, "--n-best", o.n_best, 1, 1024,
+                                "print the N best as 'i ||| ids ||| score' lines (i from 0; score: log-prob over the "
+                                "length penalty)");
+  add_threads(args, f.threads, "all cores");
+  add_precision(args, f.precision);
+  if (!parse(args, argc, argv)) return false;
+  check(o.n_best <= o.beam, "--n-best must be between 1 and --beam (", o.beam, "), got ", o.n_best);
+  f.n_best_given = n_best->count() > 0;
+  return true;
+}
+
 }  // namespace
 
 int run_translate(int argc, char** argv) {
-  Args args("translate",
-            "Translates standard input to standard output, one sentence a line, with greedy\n"
-            "(--beam 1) or beam search. Text is tokenised with the model's SentencePiece model (eos\n"
-            "appended) and the output detokenised. With --ids, lines are space-separated token ids, fed to the\n"
-            "encoder exactly as given (add eos yourself if the model expects it); the output is the\n"
-            "ids without eos. An empty line gives an empty line.");
-  args.option("model", "model directory (config.json + model.safetensors)")
-      .flag("ids", "read and write token ids instead of text")
-      .option("beam", "beam size K (1: greedy)", "4")
-      .option("length-penalty", "alpha of the GNMT length penalty ((5+len)/6)^alpha", "0.6")
-      .option("max-len", "most tokens generated, eos included (default: source length + 50)")
-      .option("batch", "sentences decoded together", "32")
-      .option("n-best", "print the N best as 'i ||| ids ||| score' lines (i from 0; score: log-prob\n"
-                        "                          over the length penalty)", "1")
-      .option("threads", "threads for the matrix products and attn's loops (default: all cores)")
-      .option("precision", "fp32, bf16 or int8: precision of the linear layers' products (bf16/int8: weights\n"
-                             "                          converted once, f32 accumulation and outputs)", "fp32");
-  if (!args.parse(argc, argv)) return 0;
-  check(args.has("model"), "missing --model DIR (see attn translate --help)");
-  if (args.has("threads")) set_threads(args.integer("threads"));
-  SearchOptions o;
-  o.beam = args.integer("beam");
-  o.length_penalty = args.real("length-penalty");
-  o.max_len = args.has("max-len") ? args.integer("max-len") : 0;
-  o.n_best = args.integer("n-best");
-  int batch = args.integer("batch");
-  check(o.beam >= 1, "--beam must be at least 1, got ", o.beam);
-  check(o.max_len >= 0, "--max-len must be positive, got ", o.max_len);
-  check(batch >= 1, "--batch must be at least 1, got ", batch);
-  check(o.n_best >= 1 && o.n_best <= o.beam, "--n-best must be between 1 and --beam (", o.beam, "), got ", o.n_best);
-
-  bool ids_mode = args.on("ids");
+  TranslateFlags f;
+  if (!parse_flags(argc, argv, f)) return 0;
+  if (f.threads > 0) set_threads(f.threads);
+  const SearchOptions& o = f.search;
+  const std::string& model = f.model;
+  const int batch = f.batch;
+  const bool ids_mode = f.ids;
   std::optional<TranslationModel> text_model;
   if (!ids_mode) {
-    text_model.emplace(load_translation_model(args.str("model")));
+    text_model.emplace(load_translation_model(model));
     g_tokenizer = &text_model->tokenizer;
   }
-  Seq2Seq m = ids_mode ? load_seq2seq(args.str("model")) : text_model->model;  // either family
+  Seq2Seq m = ids_mode ? load_seq2seq(model) : text_model->model;  // either family
   const TransformerConfig& config = m.config();
   check(o.max_len <= config.max_len, "--max-len ", o.max_len, " is more than the model's ",
-        config.max_len, " positions (max_len in ", args.str("model"), "/config.json)");
-  bool n_best_format = args.has("n-best");
+        config.max_len, " positions (max_len in ", model, "/config.json)");
+  bool n_best_format = f.n_best_given;
   PackedWeights packed;  // m's weights in that precision, converted on first use; m never changes
-  PrecisionScope precision(parse_precision(args.str("precision"), "--precision"), &packed);
+  PrecisionScope precision(parse_precision(f.precision, "--precision"), &packed);
   size_t window_size = static_cast<size_t>(batch) * kBatchesPerWindow;
   std::vector<Line> window;
   std::string text;
