@@ -13,7 +13,6 @@
 #include "attn/data/text_file.h"
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
-#include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/precision.h"
 #include "attn/models/classifier_dir.h"
 
@@ -54,8 +53,7 @@ int run_classify(int argc, char** argv) {
   check(args.has("model"), "classify: --model is required");
   set_num_threads(args.integer("threads"));
   ClassifierModel m = load_classifier(args.str("model"));
-  PackedWeights packed;  // m's weights in that precision, converted on first use; m never changes
-  PrecisionScope precision(parse_precision(args.str("precision"), "--precision"), &packed);
+  prepare(m.model, parse_precision(args.str("precision"), "--precision"), Use::inference);  // weights converted once
   int64_t k = std::clamp<int64_t>(args.integer("top-k"), 1, static_cast<int64_t>(m.labels.size()));
   size_t batch = static_cast<size_t>(std::max(1, args.integer("batch")));
   std::vector<std::string> texts;

@@ -295,14 +295,15 @@ int run_train(int argc, char** argv) {
   else if (precision == Precision::bf16 && !onednn_has_bf16_matmul())
     std::fprintf(stderr, "precision: bf16 on a CPU without bf16 products: the bf16-rounded operands are "
                          "multiplied in f32 (bf16's numbers, f32's speed)\n");
-  PrecisionScope precision_scope(precision);
   if (task == "classification") {
     ClassificationTrainOptions o = classification_options(c);
+    o.precision = precision;
     o.resume = args.on("resume");
     train_classifier(o);
     return 0;
   }
   TranslationTrainOptions o = translation_options(c);
+  o.precision = precision;
   o.resume = args.on("resume");
   train_translation(o);
   return 0;

@@ -16,7 +16,6 @@
 #include "attn/decode/text.h"
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
-#include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/precision.h"
 #include "attn/models/model_dir.h"
 #include "attn/models/seq2seq.h"
@@ -116,8 +115,7 @@ int run_translate(int argc, char** argv) {
   check(o.max_len <= config.max_len, "--max-len ", o.max_len, " is more than the model's ",
         config.max_len, " positions (max_len in ", args.str("model"), "/config.json)");
   bool n_best_format = args.has("n-best");
-  PackedWeights packed;  // m's weights in that precision, converted on first use; m never changes
-  PrecisionScope precision(parse_precision(args.str("precision"), "--precision"), &packed);
+  prepare(m, parse_precision(args.str("precision"), "--precision"), Use::inference);  // weights converted once
   size_t window_size = static_cast<size_t>(batch) * kBatchesPerWindow;
   std::vector<Line> window;
   std::string text;

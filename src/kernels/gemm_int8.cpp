@@ -77,6 +77,15 @@ struct PackedWeight {
     return layouts.back().second;
   }
 
+  int64_t bytes() const {
+    int64_t total = static_cast<int64_t>(bf16.size() * 2 + bf16_f32.size() * 4 + s8.size() + scales.size() * 4);
+    total += (panels.n + 15) / 16 * 16 * panels.k4 + static_cast<int64_t>(panels.comp.size() * 4);
+    total += (f32.n + kPanelWidth - 1) / kPanelWidth * kPanelWidth * f32.k * 4;
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& [desc, mem] : layouts) total += static_cast<int64_t>(desc.get_size());
+    return total;
+  }
+
   mutable std::mutex mutex;
   mutable std::vector<std::pair<memory::desc, memory>> layouts;  // few; never shrinks
 };
@@ -111,6 +120,7 @@ std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int
 }
 
 Precision packed_precision(const PackedWeight& w) { return w.precision; }
+int64_t packed_weight_bytes(const PackedWeight& w) { return w.bytes(); }
 
 int int8_weight_max() { return cpu_has_int8_dot() ? 127 : 63; }
 

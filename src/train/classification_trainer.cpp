@@ -95,6 +95,7 @@ void setup(Run& r) {
     c.classes = static_cast<int64_t>(r.cm.labels.size());
   }
   r.cm.model = make_classifier(c, o.seed);
+  prepare(r.cm.model, o.precision, Use::training);
   if (!o.embeddings.empty() && checkpoint.empty())
     r.cm.model.embed.value().copy_from(data::load_embeddings(o.embeddings, r.cm.vocab, r.cm.model.embed.value()));
   bool cls = c.pooling == "cls";
@@ -150,7 +151,8 @@ double train_step(Run& r, int64_t* samples, int64_t* correct) {
 // Dev loss and accuracy; saves the model when the loss is the best so far.
 void validate(Run& r, ProgressLog& log) {
   NoGrad no_grad;
-  PrecisionScope fp32(Precision::fp32);  // the f32 master weights, whatever precision trains them
+  Classifier fp32 = r.cm.model;  // the f32 master weights (shared), whatever precision trains them
+  prepare(fp32, Precision::fp32, Use::training);
   const int64_t B = 512;
   std::vector<int64_t> all(static_cast<size_t>(r.dev.size()));
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
@@ -160,7 +162,7 @@ void validate(Run& r, ProgressLog& log) {
     Tensor ids, labels;
     data::gather_batch(r.dev, all, b, std::min(r.dev.size(), b + B), &ids, &labels);
     CrossEntropyStats s;
-    cross_entropy(classifier_logits(r.cm.model, ids, Context{}), labels, 0.0f, -100, &s);
+    cross_entropy(classifier_logits(fp32, ids, Context{}), labels, 0.0f, -100, &s);
     nll += s.nll_sum;
     correct += s.correct;
   }

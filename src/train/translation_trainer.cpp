@@ -112,6 +112,7 @@ void setup(Run& r) {
     c = transformer_config_from_json(read_json_file(o.model_dir + "/config.json"), o.model_dir + "/config.json");
   }
   r.model = make_seq2seq(c, o.seed);
+  prepare(r.model, o.precision, Use::training);
   r.adam = std::make_unique<Adam>(r.model.parameters());
   auto corpus = data::read_parallel_corpus(o.train_src, o.train_tgt, r.tokenizer,
                                            data::CorpusOptions::training(o.max_len));
