@@ -18,6 +18,7 @@
 #include "attn/kernels/bf16.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_int8.h"
+#include "attn/kernels/dispatch.h"
 #include "attn/kernels/gemm_panels.h"
 #include "attn/kernels/gemm_s8_gemv.h"
 
@@ -41,7 +42,8 @@ dnnl::stream& stream() {
 // values widened to f32 (precision.h, onednn_has_bf16_matmul()).
 memory::data_type input_type(Precision p) {
   if (p == Precision::int8) return memory::data_type::s8;
-  return onednn_has_bf16_matmul() ? memory::data_type::bf16 : memory::data_type::f32;
+  return frozen_weight_kernel(Precision::bf16, 0) == Kernel::onednn_bf16 ? memory::data_type::bf16
+                                                                          : memory::data_type::f32;
 }
 
 }  // namespace
@@ -107,7 +109,7 @@ std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int
       pw->panels = pack_s8_panels(pw->s8.data(), n, k);
       pw->s8 = {};
     }
-  } else if (onednn_has_bf16_matmul()) {
+  } else if (frozen_weight_kernel(Precision::bf16, 0) == Kernel::onednn_bf16) {
     pw->bf16.resize(n * k);
 #pragma omp parallel for schedule(static) if (n * k >= (1 << 16))
     for (int64_t r = 0; r < n; ++r)
@@ -197,9 +199,7 @@ void run(const PackedPrimitive& pp, const PackedWeight& w, void* src, void* dst)
 bool uses_s8_gemv(const PackedGemmArgs& g, const PackedWeight& w) {
   if (w.precision != Precision::int8 || !s8_gemv_available()) return false;
   if (g.kernel != Int8Kernel::automatic) return g.kernel == Int8Kernel::vnni;
-  // without VNNI oneDNN's int8 matmul repacks the weight at every call: attn's AVX2 kernel is
-  // 1.2-4x faster at every shape and row count measured (bench_gemm_int8 --m 32,128,640 on a Zen 3)
-  return g.m <= kS8GemvMaxRows || !cpu_has_int8_dot();
+  return frozen_weight_kernel(Precision::int8, g.m) == Kernel::s8_rows;  // the dispatch table
 }
 
 namespace {
@@ -256,7 +256,7 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
   }
   if (w.precision == Precision::bf16) {
     // x rounded to bf16 (kept as f32 where oneDNN has no bf16 matmul)
-    if (!onednn_has_bf16_matmul()) {
+    if (frozen_weight_kernel(Precision::bf16, m) == Kernel::f32_of_bf16) {
       // f32 products of the rounded values through attn::gemm, whose dispatch suits every m
       // (gemm_few_rows for decoding, dnnl_sgemm for large m) better than the matmul primitive
       float* x = thread_buffer<float>(1, m * k);

@@ -5,10 +5,10 @@
 
 #include "attn/error.h"
 #include "attn/kernels/bf16.h"
+#include "attn/kernels/dispatch.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_int8.h"
-#include "attn/kernels/gemm_panels.h"
 #include "attn/kernels/precision.h"
 #include "weight_forms.h"
 #include "grad_target.h"
@@ -27,7 +27,7 @@ const FrozenWeight* frozen_for(const WeightForm& form, const Affine& a, bool gra
 
 // fp32 inference on W packed once into panels (gemm_panels.h), which adds the bias in its epilogue.
 bool on_f32_panels(const WeightForm& form, const FrozenWeight* frozen, int64_t rows) {
-  return form.precision == Precision::fp32 && frozen && f32_panels_for(rows);
+  return form.precision == Precision::fp32 && frozen && frozen_weight_kernel(Precision::fp32, rows) == Kernel::f32_panels;
 }
 
 // int8 inference, and fp32 inference on the panels, add the bias in the product's epilogue;
@@ -79,7 +79,7 @@ void affine_backward_bf16(const Var& x, const Var& W, const Affine& a, const flo
 }  // namespace
 
 Tensor round_operand(const float* src, const Shape& shape) {
-  if (onednn_has_bf16_matmul()) {
+  if (rounded_bf16_kernel() == Kernel::onednn_bf16) {
     Tensor out = Tensor::empty(shape, DType::bf16);
     round_to_bf16(src, out.data<uint16_t>(), out.numel());
     return out;

@@ -1,0 +1,27 @@
+// attn info: what attn runs on here, and (--kernels) the dispatch table as it resolves on this CPU.
+#include <cstdio>
+
+#include "attn/cli/args.h"
+#include "attn/kernels/dispatch.h"
+#include "attn/kernels/runtime_info.h"
+
+namespace attn::cli {
+
+int run_info(int argc, char** argv) {
+  Args args("info", "Prints the CPU, the instruction set of attn's kernels, the libraries' versions, threads\n"
+                    "and the precisions' hardware support; with --kernels, the dispatch table: which\n"
+                    "kernel computes each class of product, and which rules apply on this CPU.\n\n"
+                    "example: attn info --kernels");
+  args.flag("kernels", "print the kernel dispatch table")
+      .flag("table-only", "print only the dispatch table, unmarked: the same on every CPU (docs/performance.md)");
+  if (!args.parse(argc, argv)) return 0;
+  if (args.on("table-only")) {
+    std::printf("%s", describe_dispatch_table(false).c_str());
+    return 0;
+  }
+  std::printf("%s", describe_runtime().c_str());
+  if (args.on("kernels")) std::printf("\nkernel dispatch (first matching rule wins):\n%s", describe_dispatch_table().c_str());
+  return 0;
+}
+
+}  // namespace attn::cli
