@@ -235,6 +235,36 @@ void dequantize(const PackedGemmArgs& g, const int32_t* acc, const float* sx, co
   }
 }
 
+// y (+)= x W^T with W in bf16 (no bias: gemm_packed puts it in y first), x rounded to bf16 (kept as
+// f32 where oneDNN has no bf16 matmul).
+void gemm_packed_bf16(const PackedGemmArgs& g, const PackedWeight& w) {
+  const int64_t m = g.m, n = w.n, k = w.k;
+  // x rounded to bf16 (kept as f32 where oneDNN has no bf16 matmul)
+  if (frozen_weight_kernel(Precision::bf16, m) == Kernel::f32_of_bf16) {
+    // f32 products of the rounded values through attn::gemm, whose dispatch suits every m
+    // (gemm_few_rows for decoding, dnnl_sgemm for large m) better than the matmul primitive
+    float* x = thread_buffer<float>(1, m * k);
+    if (g.ldx == k) {
+      round_through_bf16(g.x, x, m * k);  // in parallel when large
+    } else {
+      for (int64_t r = 0; r < m; ++r) round_through_bf16(g.x + r * g.ldx, x + r * k, k);
+    }
+    return gemm({false, true, m, n, k, 1.0f, g.beta, x, k, w.bf16_f32.data(), k, g.y, g.ldy});
+  }
+  uint16_t* x16 = thread_buffer<uint16_t>(1, m * k);
+  if (g.ldx == k) {
+    round_to_bf16(g.x, x16, m * k);
+  } else {
+    for (int64_t r = 0; r < m; ++r) round_to_bf16(g.x + r * g.ldx, x16 + r * k, k);
+  }
+  // the rows in a multiple of 64 and the rest apart (onednn_rows.h)
+  const int64_t head = onednn_head_rows(m);
+  run(*cached_primitive(w.precision, head, n, k, g.ldy, g.beta), w, x16, g.y);
+  if (head < m)
+    run(*cached_primitive(w.precision, m - head, n, k, g.ldy, g.beta), w,
+        x16 + head * k, g.y + head * g.ldy);
+}
+
 }  // namespace
 
 void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
@@ -254,33 +284,7 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
     h.beta = 1.0f;
     return gemm_packed(h, w);
   }
-  if (w.precision == Precision::bf16) {
-    // x rounded to bf16 (kept as f32 where oneDNN has no bf16 matmul)
-    if (frozen_weight_kernel(Precision::bf16, m) == Kernel::f32_of_bf16) {
-      // f32 products of the rounded values through attn::gemm, whose dispatch suits every m
-      // (gemm_few_rows for decoding, dnnl_sgemm for large m) better than the matmul primitive
-      float* x = thread_buffer<float>(1, m * k);
-      if (g.ldx == k) {
-        round_through_bf16(g.x, x, m * k);  // in parallel when large
-      } else {
-        for (int64_t r = 0; r < m; ++r) round_through_bf16(g.x + r * g.ldx, x + r * k, k);
-      }
-      return gemm({false, true, m, n, k, 1.0f, g.beta, x, k, w.bf16_f32.data(), k, g.y, g.ldy});
-    }
-    uint16_t* x16 = thread_buffer<uint16_t>(1, m * k);
-    if (g.ldx == k) {
-      round_to_bf16(g.x, x16, m * k);
-    } else {
-      for (int64_t r = 0; r < m; ++r) round_to_bf16(g.x + r * g.ldx, x16 + r * k, k);
-    }
-    // the rows in a multiple of 64 and the rest apart (onednn_rows.h)
-    const int64_t head = onednn_head_rows(m);
-    run(*cached_primitive(w.precision, head, n, k, g.ldy, g.beta), w, x16, g.y);
-    if (head < m)
-      run(*cached_primitive(w.precision, m - head, n, k, g.ldy, g.beta), w,
-          x16 + head * k, g.y + head * g.ldy);
-    return;
-  }
+  if (w.precision == Precision::bf16) return gemm_packed_bf16(g, w);
   // int8 through oneDNN: m rounded up with zero rows (s8_padded_rows), so that a decoding batch
   // that shrinks as sentences finish reuses a few primitives instead of creating one per row
   // count (0.3-1.4 ms each), and large products avoid the row counts oneDNN runs slowly. Integer

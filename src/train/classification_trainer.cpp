@@ -183,18 +183,9 @@ void validate(Run& r, ProgressLog& log) {
             line);
 }
 
-}  // namespace
-
-ClassificationTrainResult train_classifier(const ClassificationTrainOptions& o) {
-  check(!o.model_dir.empty() && !o.train.empty(), "train: model_dir and data.train are needed");
-  check(o.max_epochs > 0 || o.max_steps > 0 || o.max_minutes > 0,
-        "train: set a budget: train.max_epochs, train.max_steps or train.max_minutes");
-  check(o.batch >= 1, "train: batch must be >= 1, got ", o.batch);
-  if (!o.resume && fs::exists(o.model_dir + "/checkpoints") && !list_checkpoints(o.model_dir).empty())
-    fail(o.model_dir, " already holds checkpoints: pass --resume to continue, or choose another model_dir");
-  fs::create_directories(o.model_dir);
-  Run r{o, {}, {}, {}, {}};
-  setup(r);
+// The loop's cadence: validation and a checkpoint at every epoch's end, and by steps when asked.
+LoopOptions loop_options(const Run& r) {
+  const ClassificationTrainOptions& o = r.o;
   LoopOptions lo;
   lo.model_dir = o.model_dir;
   lo.max_steps = o.max_steps;
@@ -207,6 +198,21 @@ ClassificationTrainResult train_classifier(const ClassificationTrainOptions& o) 
   lo.checkpoint_each_epoch = true;
   lo.keep_checkpoints = o.keep_checkpoints;
   lo.batches_per_epoch = r.batches_per_epoch();
+  return lo;
+}
+
+}  // namespace
+
+ClassificationTrainResult train_classifier(const ClassificationTrainOptions& o) {
+  check(!o.model_dir.empty() && !o.train.empty(), "train: model_dir and data.train are needed");
+  check(o.max_epochs > 0 || o.max_steps > 0 || o.max_minutes > 0,
+        "train: set a budget: train.max_epochs, train.max_steps or train.max_minutes");
+  check(o.batch >= 1, "train: batch must be >= 1, got ", o.batch);
+  if (!o.resume && fs::exists(o.model_dir + "/checkpoints") && !list_checkpoints(o.model_dir).empty())
+    fail(o.model_dir, " already holds checkpoints: pass --resume to continue, or choose another model_dir");
+  fs::create_directories(o.model_dir);
+  Run r{o, {}, {}, {}, {}};
+  setup(r);
   int64_t total_samples = 0;
   double train_seconds = 0;
   TrainingTask task;
@@ -237,7 +243,7 @@ ClassificationTrainResult train_classifier(const ClassificationTrainOptions& o) 
                   100.0 * w.correct / std::max<int64_t>(w.items, 1), sps);
     return std::make_pair(nlohmann::json{{"loss", loss}, {"samples_per_s", sps}}, std::string(words));
   };
-  run_training_loop(lo, r.clock, *r.adam, task);
+  run_training_loop(loop_options(r), r.clock, *r.adam, task);
   if (r.dev.size() == 0) save_classifier(r.cm, o.model_dir, {{"training", {{"step", r.clock.step}}}});
   ClassificationTrainResult res{r.clock.step, r.epoch, r.best_loss, r.best_accuracy, r.clock.elapsed(),
                                 total_samples / std::max(train_seconds, 1e-9)};

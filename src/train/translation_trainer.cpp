@@ -210,19 +210,9 @@ bool validate(Run& r, ProgressLog& log) {
   return o.patience > 0 && r.bad_validations >= o.patience;
 }
 
-}  // namespace
-
-void train_translation(const TranslationTrainOptions& o) {
-  check(!o.model_dir.empty(), "train: model_dir is not set");
-  check(!o.train_src.empty() && !o.train_tgt.empty(), "train: data.train_src and data.train_tgt are needed");
-  check(o.max_steps > 0 || o.max_minutes > 0 || o.max_epochs > 0,
-        "train: set a budget: train.max_steps, train.max_minutes or train.max_epochs");
-  check(o.accumulate >= 1, "train: accumulate must be >= 1, got ", o.accumulate);
-  if (!o.resume && fs::exists(o.model_dir + "/checkpoints") && !list_checkpoints(o.model_dir).empty())
-    fail(o.model_dir, " already holds checkpoints: pass --resume to continue, or choose another model_dir");
-  fs::create_directories(o.model_dir);
-  Run r{o, prepare_tokenizer(o), {}, {}, {}, {}, Rng(0)};
-  setup(r);
+// The loop's cadence: validation by steps, checkpoints by steps and by time.
+LoopOptions loop_options(const Run& r) {
+  const TranslationTrainOptions& o = r.o;
   LoopOptions lo;
   lo.model_dir = o.model_dir;
   lo.max_steps = o.max_steps;
@@ -236,6 +226,22 @@ void train_translation(const TranslationTrainOptions& o) {
   // The batches of an epoch are fixed, so an epoch budget is a step budget for the ETA.
   lo.batches_per_epoch = r.batcher->batches_in_epoch();
   lo.batches_per_step = o.accumulate;
+  return lo;
+}
+
+}  // namespace
+
+void train_translation(const TranslationTrainOptions& o) {
+  check(!o.model_dir.empty(), "train: model_dir is not set");
+  check(!o.train_src.empty() && !o.train_tgt.empty(), "train: data.train_src and data.train_tgt are needed");
+  check(o.max_steps > 0 || o.max_minutes > 0 || o.max_epochs > 0,
+        "train: set a budget: train.max_steps, train.max_minutes or train.max_epochs");
+  check(o.accumulate >= 1, "train: accumulate must be >= 1, got ", o.accumulate);
+  if (!o.resume && fs::exists(o.model_dir + "/checkpoints") && !list_checkpoints(o.model_dir).empty())
+    fail(o.model_dir, " already holds checkpoints: pass --resume to continue, or choose another model_dir");
+  fs::create_directories(o.model_dir);
+  Run r{o, prepare_tokenizer(o), {}, {}, {}, {}, Rng(0)};
+  setup(r);
   TrainingTask task;
   task.step = [&r] {
     const StepResult s = train_step(r);
@@ -252,7 +258,7 @@ void train_translation(const TranslationTrainOptions& o) {
                                          {"tokens_seen", r.tokens_seen}},
                           std::string(words));
   };
-  run_training_loop(lo, r.clock, *r.adam, task);
+  run_training_loop(loop_options(r), r.clock, *r.adam, task);
   if (!r.dev) save_seq2seq(r.model, o.model_dir, {{"tokenizer", "spm.model"}, {"training", {{"step", r.clock.step}}}});
   std::fprintf(stderr, "done: %lld steps in %s; model in %s\n", static_cast<long long>(r.clock.step),
                format_duration(r.clock.elapsed()).c_str(), o.model_dir.c_str());
