@@ -3,14 +3,13 @@
 // to set beside PyTorch's: /usr/bin/python3 tests/classify/torch_classifier.py --bench
 //   bench_classifier [threads] [seconds per measurement] [precision: fp32, bf16 or int8]
 // The precision (kernels/precision.h) applies to training and inference; int8 to inference only
-// (training is then skipped). Inference converts the weights once (PackedWeights).
+// (training is then skipped). Inference converts the weights once (prepare, Use::inference).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "attn/kernels/gemm.h"
-#include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/precision.h"
 #include "attn/models/classifier.h"
 #include "attn/ops/loss.h"
@@ -54,8 +53,8 @@ int main(int argc, char** argv) {
     std::printf("%-9s batch %lld: %6.1f ms/batch  %7.0f samples/s  (%d batches, %d threads)\n", what,
                 static_cast<long long>(B), 1000 * s / n, n * B / s, n, threads);
   };
+  if (precision != Precision::int8) prepare(m, precision, Use::training);
   if (precision != Precision::int8) measure("train", [&] {
-    PrecisionScope p(precision);
     Context ctx{true, c.dropout, &rng};
     Tape tape;
     TapeScope scope(tape);
@@ -64,11 +63,11 @@ int main(int argc, char** argv) {
     adam.update(5e-4f);
     adam.zero_grad();
   });
-  PackedWeights packed;
+  Classifier inference = m;  // the trained weights, frozen and converted once
+  prepare(inference, precision, Use::inference);
   measure("inference", [&] {
-    PrecisionScope p(precision, &packed);
     NoGrad no_grad;
-    classifier_logits(m, ids, Context{});
+    classifier_logits(inference, ids, Context{});
   });
   return 0;
 }

@@ -4,7 +4,7 @@
   /usr/bin/python3 bench/compare.py [--build build] [--threads 2]
         [--only train,translate,classifier,bf16loss] [--configs small,base] [--repeats 2] [--quick] [--max-len 32] [--translate-repeats 3]
         [--work /tmp/attn-compare] [--ct2-python /work/venv-ct2/bin/python]
-        [--policies attn=default,torch=PASSIVE,ct2=default/PASSIVE]
+        [--policies attn=default,torch=PASSIVE,ct2=default/PASSIVE] [--builds NAME=DIR,...]
 
 Prints a table of ratios (attn / other; > 1 means attn is faster):
   train       target tokens/s of full optimizer steps, 128 x 32 source + 128 x 32 target tokens,
@@ -94,8 +94,29 @@ def decode_flops(c, src_lens, out_lens, beam):
 
 
 def system_of(key):
-    """The system a command key runs: attn_int8 -> attn, ct2_int8 -> ct2, torch -> torch."""
-    return key.split("_")[0]
+    """The system a command key runs: attn_int8 -> attn, attn~before -> attn, ct2_int8 -> ct2, torch -> torch."""
+    return key.split("~")[0].split("_")[0]
+
+
+def with_builds(a, cmds):
+    """cmds with every attn command run again by each build of --builds (key "attn...~NAME"): the same
+    program and arguments from that build's directory, its --out file suffixed with ~NAME."""
+    for key in [k for k in cmds if system_of(k) == "attn"]:
+        for name, path in a.builds.items():
+            cmd = [os.path.join(path, os.path.basename(cmds[key][0]))] + cmds[key][1:]
+            if "--out" in cmd:
+                i = cmd.index("--out") + 1
+                cmd[i] += "~" + name
+            cmds["%s~%s" % (key, name)] = cmd
+    return cmds
+
+
+def compare_builds(builds_table, task, runs, key="tokens_per_s"):
+    """One row per attn command run by another build: this build's median, the other's, their ratio."""
+    for k, rs in runs.items():
+        if "~" in k:
+            base = k.split("~")[0]
+            builds_table.append((task, base, k.split("~")[1], median_of(runs[base], key), median_of(rs, key)))
 
 
 def policy_env(env, policy):
@@ -185,7 +206,8 @@ def bench_train(a, env, table, peak, notes):
                 "torch": [TORCH_PY, os.path.join(HERE, "torch_bench.py"), "train"] + common}
         if a.bf16:
             cmds["attn_bf16"] = cmds["attn"] + ["--precision", "bf16"]
-        runs = best_policy(alternate(cmds, env, a.repeats, a.policies), notes, "train %s" % name)
+        runs = best_policy(alternate(with_builds(a, cmds), env, a.repeats, a.policies), notes, "train %s" % name)
+        compare_builds(a.builds_table, "train %s (tgt tok/s)" % name, runs)
         flops_per_token = 3 * forward_flops_train(CONFIGS[name], 128, 32, 32) / (128 * 32)
         row(table, "train %s (tgt tok/s)" % name, runs["attn"], {"torch": runs["torch"]}, flops_per_token, peak)
         if a.bf16:  # bf16 mixed precision against PyTorch's fp32; %peak still against the fp32 peak
@@ -261,7 +283,8 @@ def bench_translate(a, env, table, peak, notes):
                 cmds["attn_int8"] = [os.path.join(a.build, "bench_translate"), "--model", model, "--out",
                                      outs["attn_int8"], "--precision", "int8"] + common + rep
             name = "translate %s batch %d (tok/s)" % ("greedy" if beam == 1 else "beam %d" % beam, batch)
-            runs = best_policy(alternate(cmds, env, a.repeats, a.policies), notes, name)
+            runs = best_policy(alternate(with_builds(a, cmds), env, a.repeats, a.policies), notes, name)
+            compare_builds(a.builds_table, name, runs)
             ref = read_ids(outs["attn"])
             c = CONFIGS["base"]
             flops = decode_flops(c, [len(s) for s in srcs[:n]], [len(r) for r in ref], beam)
@@ -274,7 +297,9 @@ def bench_translate(a, env, table, peak, notes):
             for k in cmds:
                 if k == "attn":
                     continue
-                same, total, frac = agreement(ref, read_ids(outs[k]))
+                base, _, build = k.partition("~")
+                out = outs[base] + ("~" + build if build else "")
+                same, total, frac = agreement(read_ids(outs[base]) if build else ref, read_ids(out))
                 notes.append("%s: %s vs attn: %d/%d sentences equal, %.1f%% of attn's tokens before the first "
                              "difference" % (name, k, same, total, 100 * frac))
             print("  %s: %s" % (name, {k: [round(r["tokens_per_s"], 1) for r in v] for k, v in runs.items()}),
@@ -302,12 +327,13 @@ def bench_classifier(a, env, table, peak, notes):
         rates = {m.group(1): float(m.group(2)) for m in pattern.finditer(p.stdout)}
         return dict(rates, rss=float(re.search(r"RSS (\d+)", p.stderr).group(1)) / 1024)
 
-    res = alternate(cmds, env, a.repeats, a.policies, run)
+    res = alternate(with_builds(a, cmds), env, a.repeats, a.policies, run)
     d, L, T, f = 300, 2, 32, 1024
     fwd = L * (2 * T * (4 * d * d + 2 * d * f) + 4 * T * T * d) + 2 * T * d * 4
     for what, flops in (("train", 3 * fwd), ("inference", fwd)):
         runs = best_policy({k: [dict(tokens_per_s=r[what], peak_rss_mb=r["rss"]) for r in v] for k, v in res.items()},
                            notes, "classifier %s" % what)
+        compare_builds(a.builds_table, "classifier %s (samples/s)" % what, runs)
         row(table, "classifier %s (samples/s)" % what, runs["attn"], {"torch": runs["torch"]}, flops, peak)
         if a.bf16:
             row(table, "classifier %s bf16 vs torch fp32" % what, runs["attn_bf16"], {"torch": runs["torch"]}, flops, peak)
@@ -331,6 +357,17 @@ def print_table(table, peak_before, peak_after, threads):
                      f(r, "torch_peak", "%.3f"), f(r, "ct2_peak", "%.3f")))
 
 
+def print_builds(builds_table):
+    if not builds_table:
+        return
+    print("\nthis build against the others of --builds (ratio > 1: this build faster), medians of alternating runs\n")
+    hdr = "| %-34s | %-10s | %-10s | %9s | %9s | %6s |"
+    print(hdr % ("task", "variant", "other", "this", "other", "ratio"))
+    print("|" + "|".join("-" * (w + 2) for w in (34, 10, 10, 9, 9, 6)) + "|")
+    for task, variant, other, this, theirs in builds_table:
+        print(hdr % (task, variant, other, "%.1f" % this, "%.1f" % theirs, "%.3f" % (this / theirs)))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", default=os.path.join(REPO, "build"))
@@ -350,8 +387,13 @@ def main():
     p.add_argument("--policies", default="attn=default,torch=PASSIVE,ct2=default/PASSIVE",
                    help="OMP_WAIT_POLICY of each system, SYSTEM=P[/P...] with P one of default (unset), PASSIVE, "
                         "ACTIVE; a system given several runs under each and is scored by its best")
+    p.add_argument("--builds", default="",
+                   help="other attn builds run beside --build, alternating: NAME=DIR[,NAME=DIR] (e.g. "
+                        "before=/tmp/old/build,portable=build-portable); a table of ratios per cell")
     bf16_loss.add_arguments(p)
     a = p.parse_args()
+    a.builds = dict(part.split("=", 1) for part in filter(None, a.builds.split(",")))
+    a.builds_table = []
     if a.ct2_python and not os.path.exists(a.ct2_python):
         print("no %s: CTranslate2 skipped" % a.ct2_python, file=sys.stderr)
         a.ct2_python = ""
@@ -382,6 +424,7 @@ def main():
             if k.endswith("_peak"):
                 r[k] *= scale
     print_table(table, peak_before, peak_after, a.threads)
+    print_builds(a.builds_table)
     for n in notes:
         print("  " + n)
     if "bf16loss" in only and a.bf16:  # after the timings: it is not one of them, and it needs no quiet machine

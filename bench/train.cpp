@@ -118,31 +118,30 @@ int main(int argc, char** argv) {
     Tensor src_pad = padding_mask(src, c.pad_id);
     Context ctx{true, c.dropout, &dropout_rng};
     float last_loss = 0.0f;
-    auto step = [&] {
+    // One model per precision, the same weights (one optimizer), each prepared for training in it.
+    const size_t np = o.precisions.size();
+    std::vector<Transformer> models(np, model);
+    for (size_t j = 0; j < np; ++j) prepare(models[j], o.precisions[j], Use::training);
+    auto step = [&](const Transformer& m) {
       Tape tape;
       TapeScope scope(tape);
-      Var memory = encode(model, src, ctx);
-      Var logits = decode(model, tgt_in, memory, src_pad, ctx);
+      Var memory = encode(m, src, ctx);
+      Var logits = decode(m, tgt_in, memory, src_pad, ctx);
       Var loss = cross_entropy(logits, tgt_out, 0.1f, c.pad_id);
       tape.backward(loss);
       adam.update(1e-4f);
       adam.zero_grad();
       last_loss = loss.value().data<float>()[0];
     };
-    const size_t np = o.precisions.size();
     for (int i = 0; i < o.warmup; ++i)
-      for (Precision p : o.precisions) {
-        PrecisionScope scope(p);
-        step();
-      }
+      for (const Transformer& m : models) step(m);
     std::vector<double> seconds(np, 0.0), cpu(np, 0.0);
     std::vector<float> losses(np, 0.0f);
     for (int i = 0; i < o.steps; ++i)
       for (size_t j = 0; j < np; ++j) {
-        PrecisionScope scope(o.precisions[j]);
         auto t0 = Clock::now();
         const double c0 = process_cpu_seconds();
-        step();
+        step(models[j]);
         seconds[j] += std::chrono::duration<double>(Clock::now() - t0).count();
         cpu[j] += process_cpu_seconds() - c0;
         losses[j] = last_loss;

@@ -32,7 +32,6 @@
 #include "args.h"
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
-#include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/precision.h"
 #include "attn/train/progress.h"
 #include "attn/models/model_dir.h"
@@ -99,26 +98,26 @@ int main(int argc, char** argv) {
     std::vector<std::vector<std::vector<int32_t>>> outputs(np, std::vector<std::vector<int32_t>>(sources.size()));
     std::vector<int64_t> tokens(np, 0);
     std::vector<double> seconds(np, 0.0), cpu(np, 0.0);
-    PackedWeights packed;  // the model's converted weights, one entry per (weight, precision)
-    // Before the clock: the first batch decoded for one step in each reduced precision, which
-    // converts (and lays out) every weight the search uses, as CTranslate2 does when it loads.
-    for (Precision p : o.precisions) {
-      if (p == Precision::fp32 || sources.empty()) continue;
-      PrecisionScope scope(p, &packed);
+    // The model prepared for each precision (sharing the f32 weights), its weights converted
+    // before the clock as CTranslate2 converts them when it loads; then the first batch decoded
+    // for one step, which lays out every weight the search uses.
+    std::vector<Transformer> models(np, model);
+    for (size_t p = 0; p < np; ++p) {
+      prepare(models[p], o.precisions[p], Use::inference);
+      if (o.precisions[p] == Precision::fp32 || sources.empty()) continue;
       SearchOptions one = so;
       one.max_len = 1;
-      search(model, {sources.begin(), sources.begin() + std::min(sources.size(), o.batch)}, one);
+      search(models[p], {sources.begin(), sources.begin() + std::min(sources.size(), o.batch)}, one);
     }
     for (int r = 0; r < o.repeat; ++r)
       for (size_t p = 0; p < np; ++p) {
-        PrecisionScope scope(o.precisions[p], &packed);
         tokens[p] = 0;
         auto t0 = Clock::now();
         const double c0 = process_cpu_seconds();
         for (size_t first = 0; first < sources.size(); first += o.batch) {
           size_t last = std::min(sources.size(), first + o.batch);
           std::vector<std::vector<int32_t>> chunk(sources.begin() + first, sources.begin() + last);
-          auto hyps = search(model, chunk, so);
+          auto hyps = search(models[p], chunk, so);
           for (size_t i = 0; i < hyps.size(); ++i) {
             outputs[p][first + i] = hyps[i][0].tokens;
             tokens[p] += static_cast<int64_t>(hyps[i][0].tokens.size());

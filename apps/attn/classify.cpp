@@ -12,7 +12,6 @@
 #include "args.h"
 #include "attn/data/text_file.h"
 #include "attn/error.h"
-#include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/precision.h"
 #include "attn/models/classifier_dir.h"
 #include "attn/runtime.h"
@@ -55,8 +54,7 @@ int run_classify(int argc, char** argv) {
   if (!parse(args, argc, argv)) return 0;
   set_threads(threads);
   ClassifierModel m = load_classifier(model);
-  PackedWeights packed;  // m's weights in that precision, converted on first use; m never changes
-  PrecisionScope precision(parse_precision(precision_flag, "--precision"), &packed);
+  prepare(m.model, parse_precision(precision_flag, "--precision"), Use::inference);  // weights converted once
   int64_t k = std::min<int64_t>(top_k, static_cast<int64_t>(m.labels.size()));
   std::vector<std::string> texts;
   std::string line;

@@ -10,9 +10,8 @@
 namespace attn::cli {
 
 int run_demo(int argc, char** argv) {
-  CLI::App args{"Shows the core at work: seed 004's attention example, then a small\n"
-                "attention model fitted by the autodiff tape and Adam-free gradient descent.",
-                "attn demo"};
+  CLI::App args{"Shows the core at work: seed 004's attention example, then a small attention model\n"
+                "fitted by the autodiff tape and Adam-free gradient descent.", "attn demo"};
   describe(args, "attn demo --steps 200");
   int threads = 2, steps = 200;
   add_threads(args, threads, "2");

@@ -15,7 +15,6 @@
 #include "attn/decode/score.h"
 #include "attn/decode/text.h"
 #include "attn/error.h"
-#include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/precision.h"
 #include "attn/models/model_dir.h"
 #include "attn/models/seq2seq.h"
@@ -89,8 +88,7 @@ int run_score(int argc, char** argv) {
           config.pad_id, " (nothing to condition on)");
   }
 
-  PackedWeights packed;  // m's weights in that precision, converted on first use; m never changes
-  PrecisionScope precision(parse_precision(precision_flag, "--precision"), &packed);
+  prepare(m, parse_precision(precision_flag, "--precision"), Use::inference);  // weights converted once
   std::vector<size_t> lengths;
   for (size_t i = 0; i < sources.size(); ++i) lengths.push_back(sources[i].size() + targets[i].size());
   std::vector<double> totals(sources.size());

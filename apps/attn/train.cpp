@@ -87,12 +87,13 @@ int run_train(int argc, char** argv) {
   else if (precision == Precision::bf16 && !onednn_has_bf16_matmul())
     std::fprintf(stderr, "precision: bf16 on a CPU without bf16 products: the bf16-rounded operands are "
                          "multiplied in f32 (bf16's numbers, f32's speed)\n");
-  PrecisionScope precision_scope(precision);
   if (cls) {
+    classification.o.precision = precision;
     classification.o.resume = f.resume;
     train_classifier(classification.o);
     return 0;
   }
+  translation.o.precision = precision;
   translation.o.resume = f.resume;
   train_translation(translation.o);
   return 0;

@@ -15,7 +15,6 @@
 #include "attn/decode/search.h"
 #include "attn/decode/text.h"
 #include "attn/error.h"
-#include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/precision.h"
 #include "attn/models/model_dir.h"
 #include "attn/models/seq2seq.h"
@@ -126,8 +125,7 @@ int run_translate(int argc, char** argv) {
   check(o.max_len <= config.max_len, "--max-len ", o.max_len, " is more than the model's ",
         config.max_len, " positions (max_len in ", model, "/config.json)");
   bool n_best_format = f.n_best_given;
-  PackedWeights packed;  // m's weights in that precision, converted on first use; m never changes
-  PrecisionScope precision(parse_precision(f.precision, "--precision"), &packed);
+  prepare(m, parse_precision(f.precision, "--precision"), Use::inference);  // weights converted once
   size_t window_size = static_cast<size_t>(batch) * kBatchesPerWindow;
   std::vector<Line> window;
   std::string text;

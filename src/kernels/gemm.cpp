@@ -9,6 +9,7 @@
 
 #include "attn/error.h"
 #include "attn/kernels/denormals.h"
+#include "attn/kernels/dispatch.h"
 #include "attn/kernels/gemm_few_rows.h"
 #include "gemm_backends.h"
 
@@ -74,37 +75,20 @@ const char* backend_name(GemmBackend b) {
   return "?";
 }
 
-// Measured (docs/performance.md): dnnl_sgemm everywhere, except
-// - x W^T with M <= 16 (decoding at batch 1, a beam of 4, the last sentences of a batch), where
-//   gemm_few_rows reads W in place: 0.9-2.1x dnnl_sgemm with W streamed from memory (Zen 3;
-//   1.4-2.1x at M = 2 and 4, bench_gemm --few-rows);
-// - x W^T with 16 <= M <= 32 (a decoding step of a few sentences times beams, weights in
-//   PyTorch's [out, in] layout), where the matmul primitive is 1.2-1.7x faster on 2 threads (and
-//   0.9-1.3x on 1);
-// - A^T B over K >= 1024 rows with N < 2048 (a weight gradient dW = dY^T X in training), where the
-//   matmul primitive is 1.05-1.9x faster on 2 threads (dnnl_sgemm stalls on M = 1024-2048).
-// On AVX-512 builds, three more (session 15, a Zen 5; docs/performance.md):
-// - x W^T over 33-512 rows (decoding a batch, beams, the encoder of a translation batch): the
-//   matmul primitive 1.1-2.5x dnnl_sgemm (2 threads, K = 512 rows 2 KB apart, N = 512-8000; its
-//   creation, ~0.26 ms a new shape, included);
-// - x W^T with K >= 1024 columns a multiple of 4 KB long (the FFN's second layer, d_ff = 1024 or
-//   2048), any rows: the matmul primitive 1.3-1.4x (4096 x 256 x 1024: 448 against 338 GFLOPS;
-//   4096 x 512 x 2048: 457 against 330);
-// - A^T B whose B rows are 4 KB apart and A's are not (the FFN's second-layer weight gradient
-//   dW2 = dY^T H): dnnl_sgemm, not the matmul primitive of the rule below (256 x 1024 x 4096: 417
-//   against 357).
+// The kernel of the dispatch table (kernels/dispatch.h) that computes g: when the table first
+// copies aliased operands, the kernel that then runs.
 GemmBackend gemm_dispatch(const GemmArgs& g) {
-  if (!g.trans_a && g.trans_b && g.m <= kFewRowsMax && few_rows_available()) return GemmBackend::few_rows;
-  if (!g.trans_a && g.trans_b && g.m >= 16 && g.m <= 32) return GemmBackend::onednn_matmul;
-#if defined(__AVX512F__)
-  using detail::aliased_ld;
-  if (!g.trans_a && g.trans_b && g.m <= 512) return GemmBackend::onednn_matmul;
-  if (!g.trans_a && g.trans_b && g.k >= 1024 && g.n <= 1024 && (aliased_ld(g.lda) || aliased_ld(g.ldb)))
-    return GemmBackend::onednn_matmul;
-  if (g.trans_a && !g.trans_b && g.k >= 1024 && aliased_ld(g.ldb) && !aliased_ld(g.lda)) return GemmBackend::onednn;
-#endif
-  if (g.trans_a && !g.trans_b && g.k >= 1024 && g.n < 2048) return GemmBackend::onednn_matmul;
-  return GemmBackend::onednn;
+  Product p = gemm_product(g.trans_a, g.trans_b, g.m, g.n, g.k, g.lda, g.ldb);
+  Kernel k = choose_kernel(p);
+  if (k == Kernel::unaliased_copy) {
+    p.a_aliased = p.b_aliased = p.a_copy = false;
+    k = choose_kernel(p);
+  }
+  switch (k) {
+    case Kernel::few_rows: return GemmBackend::few_rows;
+    case Kernel::onednn_matmul: return GemmBackend::onednn_matmul;
+    default: return GemmBackend::onednn;
+  }
 }
 
 void gemm(const GemmArgs& g, GemmBackend backend) {
@@ -125,7 +109,6 @@ void gemm(const GemmArgs& g, GemmBackend backend) {
   }
 }
 
-#if !defined(__AVX512F__)
 namespace {
 
 // The rows of a stored [rows, cols] operand (leading dimension ld) copied into a per-thread buffer
@@ -140,44 +123,42 @@ const float* padded_copy(const float* src, int64_t rows, int64_t cols, int64_t l
   return dst;
 }
 
-}  // namespace
-#endif
-
-// A weight gradient dW = dY^T X over K >= 1024 rows whose dY or X rows are a multiple of 4 KB
-// apart (the FFN's d_ff = 1024 or 2048 columns) runs at half speed on the AVX2 CPU measured (a
-// Zen 3: 64-69 GFLOPS for 1024 x 256 x 4096 where 117-124 with rows 64 bytes longer; the cache
-// sets alias in oneDNN's packing). Such an operand is copied to longer rows first: 16 MB for
-// that shape, and the small model's training step went from 0.60-0.63 to 0.72 of the GEMM peak.
-// dY rows 2 KB apart (d_model = 512, the cross-attention's keys and values of d_model 256) slow
-// it too: 91 -> 117 GFLOPS for 512 x 512 x 4096 and 86 -> 100 for 512 x 256 x 4096 with dY
-// copied (medians of 5; X rows 2 KB apart gained nothing: 122 -> 110-118 for 256 x 512 x 4096).
-// Not measured on AVX-512 CPUs, where the matmul primitive ran these shapes at 136-163 GFLOPS
-// of a 190 peak (session 6): they keep the plain call.
-void gemm(const GemmArgs& g) {
-#if !defined(__AVX512F__)
-  using detail::aliased_ld;
-  const bool copy_a = detail::aliased_ld_of_a(g.trans_a, g.lda);
-  if (g.trans_a && !g.trans_b && g.k >= 1024 && g.m >= 256 && g.n >= 256 && (copy_a || aliased_ld(g.ldb))) {
-    GemmArgs h = g;
-    if (copy_a) {
-      h.lda = detail::unaliased_ld(g.lda);
-      h.a = padded_copy(g.a, g.k, g.m, g.lda, h.lda, 0);
-    }
-    if (aliased_ld(g.ldb)) {
-      h.ldb = detail::unaliased_ld(g.ldb);
-      h.b = padded_copy(g.b, g.k, g.n, g.ldb, h.ldb, 1);
-    }
-    return gemm(h, GemmBackend::automatic);
+// g with its aliased operands (rows a multiple of 4 KB apart; A's of 2 KB as a weight gradient
+// reads them) copied to rows 64 bytes longer (detail::unaliased_ld).
+GemmArgs unaliased(const GemmArgs& g) {
+  GemmArgs h = g;
+  if (detail::aliased_ld_of_a(g.trans_a, g.lda)) {
+    h.lda = detail::unaliased_ld(g.lda);
+    h.a = padded_copy(g.a, g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, g.lda, h.lda, 0);
   }
-#endif
+  if (detail::aliased_ld(g.ldb)) {
+    h.ldb = detail::unaliased_ld(g.ldb);
+    h.b = padded_copy(g.b, g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n, g.ldb, h.ldb, 1);
+  }
+  return h;
+}
+
+}  // namespace
+
+// The whole table, its operand copies included (gemm(g, automatic) skips them: benchmarks
+// compare kernels on the operands as given).
+void gemm(const GemmArgs& g) {
+  detail::check_gemm_args(g, "gemm");
+  if (g.m > 0 && g.n > 0 && g.k > 0 &&
+      choose_kernel(gemm_product(g.trans_a, g.trans_b, g.m, g.n, g.k, g.lda, g.ldb)) == Kernel::unaliased_copy)
+    return gemm(unaliased(g), GemmBackend::automatic);
   gemm(g, GemmBackend::automatic);
 }
 
-// Measured (docs/performance.md): one batched matmul primitive is 1.04-1.8x faster on attention's
-// [32..128 x 64] products; for vector products (a decoding step) the OpenMP split is 1.4-2.2x faster.
+// The dispatch table's kernel for a batch of products (kernels/dispatch.h).
 BatchedBackend batched_dispatch(const GemmArgs& g, int64_t batch) {
-  if (g.m == 1 || g.n == 1 || batch == 1) return BatchedBackend::parallel_onednn;
-  return BatchedBackend::onednn_matmul;
+  Product p;
+  p.cls = g.m == 1 || g.n == 1 || batch == 1 ? ProductClass::batched_vectors : ProductClass::batched_blocks;
+  p.m = g.m;
+  p.n = g.n;
+  p.k = g.k;
+  p.batch = batch;
+  return choose_kernel(p) == Kernel::batched_matmul ? BatchedBackend::onednn_matmul : BatchedBackend::parallel_onednn;
 }
 
 const char* batched_backend_name(BatchedBackend b) {

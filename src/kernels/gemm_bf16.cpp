@@ -9,6 +9,7 @@
 
 #include "attn/error.h"
 #include "attn/kernels/bf16.h"
+#include "attn/kernels/dispatch.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/onednn_rows.h"
 #include "attn/kernels/precision.h"
@@ -71,7 +72,7 @@ void gemm_bf16(const GemmBf16Args& g) {
       }
     return;
   }
-  if (!onednn_has_bf16_matmul()) return gemm_bf16_widened(g);
+  if (rounded_bf16_kernel() == Kernel::f32_of_bf16) return gemm_bf16_widened(g);
   // The rows in a multiple of 64, then the rest (onednn_rows.h): rows of A start `head` rows
   // down, or `head` columns along when A is stored transposed.
   const int64_t head = onednn_head_rows(g.m);

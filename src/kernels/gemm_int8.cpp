@@ -18,6 +18,7 @@
 #include "attn/kernels/bf16.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_int8.h"
+#include "attn/kernels/dispatch.h"
 #include "attn/kernels/gemm_panels.h"
 #include "attn/kernels/gemm_s8_gemv.h"
 
@@ -41,7 +42,8 @@ dnnl::stream& stream() {
 // values widened to f32 (precision.h, onednn_has_bf16_matmul()).
 memory::data_type input_type(Precision p) {
   if (p == Precision::int8) return memory::data_type::s8;
-  return onednn_has_bf16_matmul() ? memory::data_type::bf16 : memory::data_type::f32;
+  return frozen_weight_kernel(Precision::bf16, 0) == Kernel::onednn_bf16 ? memory::data_type::bf16
+                                                                          : memory::data_type::f32;
 }
 
 }  // namespace
@@ -77,6 +79,15 @@ struct PackedWeight {
     return layouts.back().second;
   }
 
+  int64_t bytes() const {
+    int64_t total = static_cast<int64_t>(bf16.size() * 2 + bf16_f32.size() * 4 + s8.size() + scales.size() * 4);
+    total += (panels.n + 15) / 16 * 16 * panels.k4 + static_cast<int64_t>(panels.comp.size() * 4);
+    total += (f32.n + kPanelWidth - 1) / kPanelWidth * kPanelWidth * f32.k * 4;
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& [desc, mem] : layouts) total += static_cast<int64_t>(desc.get_size());
+    return total;
+  }
+
   mutable std::mutex mutex;
   mutable std::vector<std::pair<memory::desc, memory>> layouts;  // few; never shrinks
 };
@@ -98,7 +109,7 @@ std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int
       pw->panels = pack_s8_panels(pw->s8.data(), n, k);
       pw->s8 = {};
     }
-  } else if (onednn_has_bf16_matmul()) {
+  } else if (frozen_weight_kernel(Precision::bf16, 0) == Kernel::onednn_bf16) {
     pw->bf16.resize(n * k);
 #pragma omp parallel for schedule(static) if (n * k >= (1 << 16))
     for (int64_t r = 0; r < n; ++r)
@@ -111,6 +122,7 @@ std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int
 }
 
 Precision packed_precision(const PackedWeight& w) { return w.precision; }
+int64_t packed_weight_bytes(const PackedWeight& w) { return w.bytes(); }
 
 int int8_weight_max() { return cpu_has_int8_dot() ? 127 : 63; }
 
@@ -187,9 +199,7 @@ void run(const PackedPrimitive& pp, const PackedWeight& w, void* src, void* dst)
 bool uses_s8_gemv(const PackedGemmArgs& g, const PackedWeight& w) {
   if (w.precision != Precision::int8 || !s8_gemv_available()) return false;
   if (g.kernel != Int8Kernel::automatic) return g.kernel == Int8Kernel::vnni;
-  // without VNNI oneDNN's int8 matmul repacks the weight at every call: attn's AVX2 kernel is
-  // 1.2-4x faster at every shape and row count measured (bench_gemm_int8 --m 32,128,640 on a Zen 3)
-  return g.m <= kS8GemvMaxRows || !cpu_has_int8_dot();
+  return frozen_weight_kernel(Precision::int8, g.m) == Kernel::s8_rows;  // the dispatch table
 }
 
 namespace {
@@ -225,6 +235,36 @@ void dequantize(const PackedGemmArgs& g, const int32_t* acc, const float* sx, co
   }
 }
 
+// y (+)= x W^T with W in bf16 (no bias: gemm_packed puts it in y first), x rounded to bf16 (kept as
+// f32 where oneDNN has no bf16 matmul).
+void gemm_packed_bf16(const PackedGemmArgs& g, const PackedWeight& w) {
+  const int64_t m = g.m, n = w.n, k = w.k;
+  // x rounded to bf16 (kept as f32 where oneDNN has no bf16 matmul)
+  if (frozen_weight_kernel(Precision::bf16, m) == Kernel::f32_of_bf16) {
+    // f32 products of the rounded values through attn::gemm, whose dispatch suits every m
+    // (gemm_few_rows for decoding, dnnl_sgemm for large m) better than the matmul primitive
+    float* x = thread_buffer<float>(1, m * k);
+    if (g.ldx == k) {
+      round_through_bf16(g.x, x, m * k);  // in parallel when large
+    } else {
+      for (int64_t r = 0; r < m; ++r) round_through_bf16(g.x + r * g.ldx, x + r * k, k);
+    }
+    return gemm({false, true, m, n, k, 1.0f, g.beta, x, k, w.bf16_f32.data(), k, g.y, g.ldy});
+  }
+  uint16_t* x16 = thread_buffer<uint16_t>(1, m * k);
+  if (g.ldx == k) {
+    round_to_bf16(g.x, x16, m * k);
+  } else {
+    for (int64_t r = 0; r < m; ++r) round_to_bf16(g.x + r * g.ldx, x16 + r * k, k);
+  }
+  // the rows in a multiple of 64 and the rest apart (onednn_rows.h)
+  const int64_t head = onednn_head_rows(m);
+  run(*cached_primitive(w.precision, head, n, k, g.ldy, g.beta), w, x16, g.y);
+  if (head < m)
+    run(*cached_primitive(w.precision, m - head, n, k, g.ldy, g.beta), w,
+        x16 + head * k, g.y + head * g.ldy);
+}
+
 }  // namespace
 
 void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
@@ -244,33 +284,7 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
     h.beta = 1.0f;
     return gemm_packed(h, w);
   }
-  if (w.precision == Precision::bf16) {
-    // x rounded to bf16 (kept as f32 where oneDNN has no bf16 matmul)
-    if (!onednn_has_bf16_matmul()) {
-      // f32 products of the rounded values through attn::gemm, whose dispatch suits every m
-      // (gemm_few_rows for decoding, dnnl_sgemm for large m) better than the matmul primitive
-      float* x = thread_buffer<float>(1, m * k);
-      if (g.ldx == k) {
-        round_through_bf16(g.x, x, m * k);  // in parallel when large
-      } else {
-        for (int64_t r = 0; r < m; ++r) round_through_bf16(g.x + r * g.ldx, x + r * k, k);
-      }
-      return gemm({false, true, m, n, k, 1.0f, g.beta, x, k, w.bf16_f32.data(), k, g.y, g.ldy});
-    }
-    uint16_t* x16 = thread_buffer<uint16_t>(1, m * k);
-    if (g.ldx == k) {
-      round_to_bf16(g.x, x16, m * k);
-    } else {
-      for (int64_t r = 0; r < m; ++r) round_to_bf16(g.x + r * g.ldx, x16 + r * k, k);
-    }
-    // the rows in a multiple of 64 and the rest apart (onednn_rows.h)
-    const int64_t head = onednn_head_rows(m);
-    run(*cached_primitive(w.precision, head, n, k, g.ldy, g.beta), w, x16, g.y);
-    if (head < m)
-      run(*cached_primitive(w.precision, m - head, n, k, g.ldy, g.beta), w,
-          x16 + head * k, g.y + head * g.ldy);
-    return;
-  }
+  if (w.precision == Precision::bf16) return gemm_packed_bf16(g, w);
   // int8 through oneDNN: m rounded up with zero rows (s8_padded_rows), so that a decoding batch
   // that shrinks as sentences finish reuses a few primitives instead of creating one per row
   // count (0.3-1.4 ms each), and large products avoid the row counts oneDNN runs slowly. Integer

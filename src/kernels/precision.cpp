@@ -2,20 +2,12 @@
 #include "attn/kernels/precision.h"
 
 #include <algorithm>
-#include <atomic>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 
 #include "attn/error.h"
 
 namespace attn {
-
-namespace {
-std::atomic<Precision> g_default{Precision::fp32};
-thread_local bool t_set = false;
-thread_local Precision t_precision = Precision::fp32;
-thread_local PackedWeights* t_weights = nullptr;
-}  // namespace
 
 const char* precision_name(Precision p) {
   switch (p) {
@@ -80,24 +72,6 @@ Precision parse_training_precision(std::string_view name, std::string_view what)
   const Precision p = parse_precision(name, what);
   check(p != Precision::int8, std::string(what), ": int8 is for inference only (fp32, bf16 or auto)");
   return p;
-}
-
-Precision default_precision() { return g_default.load(std::memory_order_relaxed); }
-void set_default_precision(Precision p) { g_default.store(p, std::memory_order_relaxed); }
-Precision current_precision() { return t_set ? t_precision : default_precision(); }
-PackedWeights* current_packed_weights() { return t_weights; }
-
-PrecisionScope::PrecisionScope(Precision p, PackedWeights* weights)
-    : previous_precision_(t_precision), previous_set_(t_set), previous_weights_(t_weights) {
-  t_set = true;
-  t_precision = p;
-  t_weights = weights;
-}
-
-PrecisionScope::~PrecisionScope() {
-  t_set = previous_set_;
-  t_precision = previous_precision_;
-  t_weights = previous_weights_;
 }
 
 }  // namespace attn

@@ -87,7 +87,7 @@ Var merge_heads(const Var& x, bool seed_split) {
 Var attention(const MultiHeadAttention& a, const Var& x, const AttentionMask& mask, bool seed_split) {
   int64_t d = x.size(2);
   // [Q K V] = x [W^Q; W^K; W^V]^T + b                         [batch, len, 3 d_model]
-  Var qkv = linear(x, a.W_in, a.b_in);
+  Var qkv = linear(x, a.W_in, a.b_in, a.in_form);
   if (!seed_split)  // each head read in place from [Q K V], Concat(head_1, ..., head_h) W^O
     return forward(a.out, packed_attention({qkv, 0, d}, {qkv, d, d}, {qkv, 2 * d, d}, a.heads, mask));
   std::vector<Var> p = split(qkv, {d, d, d}, 2);
@@ -212,7 +212,7 @@ Var classifier_logits(const Classifier& m, const Tensor& ids, const Context& ctx
     x = add_layer_norm(x, apply_dropout(attention(l.self_attn, x, mask, seed_split), ctx), l.norm1.gamma,
                        l.norm1.beta);
     // x = LN(x + Dropout(max(0, x W_1 + b_1) W_2 + b_2))
-    Var h = forward(l.ff.linear2, linear_relu(x, l.ff.linear1.W, l.ff.linear1.b));
+    Var h = forward(l.ff.linear2, linear_relu(x, l.ff.linear1.W, l.ff.linear1.b, l.ff.linear1.form));
     x = add_layer_norm(x, apply_dropout(h, ctx), l.norm2.gamma, l.norm2.beta);
   }
   // logits = pool(x) W_fc^T + b                                [batch, classes]
@@ -229,6 +229,14 @@ Tensor classifier_probabilities(const Classifier& m, const Tensor& ids, int64_t 
     out.slice(0, b, e).copy_from(p.value());
   }
   return out;
+}
+
+void prepare(Classifier& m, Precision p, Use use) {
+  for (EncoderLayer& l : m.layers) {
+    prepare(l.self_attn, AttentionKind::self, p, use);
+    prepare(l.ff, p, use);
+  }
+  prepare(m.fc, p, use);
 }
 
 void zero_pad_gradient(const Classifier& m) {

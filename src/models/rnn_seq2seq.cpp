@@ -95,6 +95,11 @@ Tensor step_input(const RnnSeq2Seq& m, const Tensor& tgt_in, int64_t t, const Va
 
 }  // namespace
 
+void prepare(RnnSeq2Seq& m, Precision p, Use use) {
+  for (Linear* l : {&m.bridge_h, &m.bridge_c, &m.readout, &m.generator}) prepare(*l, p, use);
+  prepare(m.attention, p, use);  // the recurrent cells' own products stay f32 (ops/rnn.h)
+}
+
 RnnMemory rnn_encode(const RnnSeq2Seq& m, const Tensor& src, const Context& ctx) {
   if (!(src.dim() == 2 && src.dtype() == DType::i32))
     fail("rnn encoder: source must be i32 [batch, len], got ",

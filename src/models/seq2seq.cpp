@@ -31,6 +31,17 @@ Seq2Seq as_seq2seq(RnnSeq2Seq m) {
   return s;
 }
 
+void prepare(Seq2Seq& m, Precision p, Use use) {
+  if (m.is_rnn()) prepare(m.rnn, p, use);
+  else prepare(m.transformer, p, use);
+}
+
+Seq2Seq prepared(const Seq2Seq& m, Precision p, Use use) {
+  Seq2Seq copy = m;  // the Vars are handles: the copy shares m's weights
+  prepare(copy, p, use);
+  return copy;
+}
+
 Var seq2seq_logits(const Seq2Seq& m, const Tensor& src, const Tensor& tgt_in, const Context& ctx,
                    const DecoderFeeding& feeding) {
   if (m.is_rnn()) return rnn_logits(m.rnn, src, tgt_in, ctx, feeding);

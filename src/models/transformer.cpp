@@ -71,6 +71,19 @@ Var encoder_stack(const Transformer& m, Var x, const Context& ctx, Attend attend
 
 }  // namespace
 
+void prepare(Transformer& m, Precision p, Use use) {
+  for (EncoderLayer& l : m.encoder) {
+    prepare(l.self_attn, AttentionKind::self, p, use);
+    prepare(l.ff, p, use);
+  }
+  for (DecoderLayer& l : m.decoder) {
+    prepare(l.self_attn, AttentionKind::self, p, use);
+    prepare(l.multihead_attn, AttentionKind::cross, p, use);
+    prepare(l.ff, p, use);
+  }
+  prepare(m.generator, p, use);
+}
+
 Var encode(const Transformer& m, const Tensor& src, const Context& ctx) {
   AttentionMask mask{padding_mask(src, m.config.pad_id), false};
   return encoder_stack(m, embed(m, m.src_embed, src, 0, ctx), ctx,

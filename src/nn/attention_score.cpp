@@ -25,6 +25,11 @@ const char* score_name(ScoreKind kind) {
   return "?";
 }
 
+void prepare(AttentionScore& s, Precision p, Use use) {
+  s.precision = p;  // int8 quantizes the weights of linear layers only: matmul runs it in f32
+  if (s.U.W.defined()) prepare(s.U, p, use);
+}
+
 Var score_keys(const AttentionScore& s, const Var& k) {
   if (s.kind != ScoreKind::additive) return k;
   check(s.U.W.defined(), "additive attention: U_a is not set");
@@ -39,21 +44,21 @@ Var attention_scores(const AttentionScore& s, const Var& q, const Var& keys) {
   switch (s.kind) {
     case ScoreKind::dot:
       // e = q^T k                                              [B, Tq, S]
-      return matmul(q, keys, false, true);
+      return matmul(q, keys, false, true, s.precision);
     case ScoreKind::scaled_dot:
       // e = q^T k / sqrt(d_k)                                  [B, Tq, S]
-      return scale(matmul(q, keys, false, true), 1.0f / std::sqrt(static_cast<float>(keys.size(2))));
+      return scale(matmul(q, keys, false, true, s.precision), 1.0f / std::sqrt(static_cast<float>(keys.size(2))));
     case ScoreKind::bilinear:
       // e = q^T W k = (q W) k                                   [B, Tq, d_k] -> [B, Tq, S]
-      return matmul(matmul(q, s.W), keys, false, true);
+      return matmul(matmul(q, s.W, false, false, s.precision), keys, false, true, s.precision);
     case ScoreKind::additive: {
       const int64_t A = keys.size(2);
       // W_a q                                                  [B, Tq, 1, A]
-      Var wq = reshape(matmul(q, s.W, false, true), {B, Tq, 1, A});
+      Var wq = reshape(matmul(q, s.W, false, true, s.precision), {B, Tq, 1, A});
       // tanh(W_a q + U_a k)                                    [B, Tq, S, A]
       Var hidden = tanh(add(wq, reshape(keys, {B, 1, S, A})));
       // e = v_a^T tanh(...)                                    [B, Tq, S]
-      return reshape(matmul(hidden, s.v, false, true), {B, Tq, S});
+      return reshape(matmul(hidden, s.v, false, true, s.precision), {B, Tq, S});
     }
   }
   fail("attention scores: unknown score kind");
@@ -67,7 +72,7 @@ Var attend(const AttentionScore& s, const Var& q, const Var& keys, const Var& va
   Var alpha = softmax(e);
   if (weights) *weights = alpha.value();
   // c = sum_i alpha_i v_i                                     [B, Tq, d_v]
-  return matmul(alpha, values);
+  return matmul(alpha, values, false, false, s.precision);
 }
 
 namespace {
@@ -109,7 +114,7 @@ Var multi_head_attend(const AttentionScore& s, const Var& q, const Var& k, const
     check(options.rng != nullptr, "multi-head attention: dropout needs a random stream");
     p = dropout(p, options.dropout, *options.rng, true);
   }
-  return matmul(p, v);  // [B, h, Tq, d_v]
+  return matmul(p, v, false, false, s.precision);  // [B, h, Tq, d_v]
 }
 
 }  // namespace attn

@@ -138,10 +138,22 @@ Var self_attention_heads(const MultiHeadAttention& m, const Var& qkv, const Atte
 
 }  // namespace
 
+void prepare(MultiHeadAttention& m, AttentionKind kind, Precision p, Use use) {
+  const int64_t d = m.W_in.size(1);
+  const Tensor& W = m.W_in.value();
+  if (use == Use::training || kind == AttentionKind::self) m.in_form = weight_form(W, p, use);
+  if (use == Use::training || kind == AttentionKind::cross) {
+    m.q_form = weight_form(W.slice(0, 0, d), p, use);          // W^Q       [d_model, d_model]
+    m.kv_form = weight_form(W.slice(0, d, 3 * d), p, use);     // [W^K; W^V] [2 d_model, d_model]
+  }
+  prepare(m.out, p, use);
+  prepare(m.score, p, use);
+}
+
 Var self_attention(const MultiHeadAttention& m, const Var& x, const AttentionMask& mask,
                    const Context& ctx, Tensor* weights) {
   // [Q K V] = x [W^Q; W^K; W^V]^T + b                         [batch, len, 3 d_model]
-  Var qkv = linear(x, m.W_in, m.b_in);
+  Var qkv = linear(x, m.W_in, m.b_in, m.in_form);
   // MultiHead(x, x, x) = Concat(head_1, ..., head_h) W^O
   return forward_output(m.out, self_attention_heads(m, qkv, mask, ctx, weights), ctx);
 }
@@ -149,7 +161,7 @@ Var self_attention(const MultiHeadAttention& m, const Var& x, const AttentionMas
 Tensor self_attention(const MultiHeadAttention& m, const Tensor& x, const RealRows& rows, const AttentionMask& mask) {
   NoGrad no_grad;
   // [Q K V] = x [W^Q; W^K; W^V]^T + b, the real rows only       [1, rows, 3 d_model]
-  Var qkv = linear(Var(x), m.W_in, m.b_in);
+  Var qkv = linear(Var(x), m.W_in, m.b_in, m.in_form);
   // each sentence's rows back in place for the heads            [batch, len, 3 d_model]
   Var heads = self_attention_heads(m, Var(restore_padding(qkv.value(), rows)), mask, Context{}, nullptr);
   // Concat(head_1, ..., head_h) W^O, the real rows              [1, rows, d_model]
@@ -160,9 +172,9 @@ Var cross_attention(const MultiHeadAttention& m, const Var& x, const Var& memory
                     const AttentionMask& mask, const Context& ctx, Tensor* weights) {
   int64_t d = x.size(2);
   // Q = x W^Q + b^Q                                            [batch, tq, d_model]
-  Var q = linear(x, slice(m.W_in, 0, 0, d), slice(m.b_in, 0, 0, d));
+  Var q = linear(x, slice(m.W_in, 0, 0, d), slice(m.b_in, 0, 0, d), m.q_form);
   // [K V] = memory [W^K; W^V]^T + b                            [batch, tk, 2 d_model]
-  Var kv = linear(memory, slice(m.W_in, 0, d, 3 * d), slice(m.b_in, 0, d, 3 * d));
+  Var kv = linear(memory, slice(m.W_in, 0, d, 3 * d), slice(m.b_in, 0, d, 3 * d), m.kv_form);
   if (m.score.kind == ScoreKind::scaled_dot) {
     Var heads = packed_attention({q, 0, d}, {kv, 0, d}, {kv, d, d}, m.heads, mask, options_for(ctx, weights));
     return forward_output(m.out, heads, ctx);
@@ -177,9 +189,9 @@ void project_memory(const MultiHeadAttention& m, const Tensor& memory, Tensor* k
   NoGrad no_grad;
   int64_t d = memory.size(2);
   // [K V] = memory [W^K; W^V]^T + b                            [batch, tk, 2 d_model]
-  Var kv = rows ? Var(restore_padding(linear(Var(remove_padding(memory, *rows)), slice(m.W_in, 0, d, 3 * d),
-                                             slice(m.b_in, 0, d, 3 * d)).value(), *rows))
-                : linear(Var(memory), slice(m.W_in, 0, d, 3 * d), slice(m.b_in, 0, d, 3 * d));
+  const Var W_kv = slice(m.W_in, 0, d, 3 * d), b_kv = slice(m.b_in, 0, d, 3 * d);
+  Var kv = rows ? Var(restore_padding(linear(Var(remove_padding(memory, *rows)), W_kv, b_kv, m.kv_form).value(), *rows))
+                : linear(Var(memory), W_kv, b_kv, m.kv_form);
   std::vector<Var> p = split(kv, {d, d}, 2);
   *k = split_heads(p[0], m.heads).value().contiguous();
   *v = split_heads(p[1], m.heads).value().contiguous();
@@ -234,7 +246,7 @@ Tensor gathered(const Tensor& buffer, const KVCache& cache) {
 Tensor self_attention_step(const MultiHeadAttention& m, const Tensor& x, KVCache& cache, Tensor* weights) {
   NoGrad no_grad;
   int64_t d = x.size(2);
-  Var qkv = linear(Var(x), m.W_in, m.b_in);  // [batch, 1, 3 d_model]
+  Var qkv = linear(Var(x), m.W_in, m.b_in, m.in_form);  // [batch, 1, 3 d_model]
   std::vector<Var> p = split(qkv, {d, d, d}, 2);
   append(cache, split_heads(p[1], m.heads).value(), split_heads(p[2], m.heads).value());
   // The new position sees itself and every earlier one: no mask needed.
@@ -264,7 +276,7 @@ Tensor cross_attention_cached(const MultiHeadAttention& m, const Tensor& x, cons
   int64_t d = x.size(2);
   check(rows.empty() || static_cast<int64_t>(rows.size()) == x.size(0), "cross_attention_cached: ", rows.size(),
         " memory rows for ", x.size(0), " queries");
-  Var q = linear(Var(x), slice(m.W_in, 0, 0, d), slice(m.b_in, 0, 0, d));
+  Var q = linear(Var(x), slice(m.W_in, 0, 0, d), slice(m.b_in, 0, 0, d), m.q_form);
   if (one_query_path(m, x, weights) && k.is_contiguous() && v.is_contiguous()) {
     const Tensor& pad = mask.key_padding;
     check(!pad.defined() || (pad.dtype() == DType::i32 && pad.is_contiguous() &&

@@ -5,33 +5,46 @@
 
 #include "attn/error.h"
 #include "attn/kernels/bf16.h"
+#include "attn/kernels/dispatch.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_int8.h"
-#include "attn/kernels/gemm_panels.h"
 #include "attn/kernels/precision.h"
+#include "weight_forms.h"
 #include "grad_target.h"
 
 namespace attn::detail {
 namespace {
 
-// fp32 inference on W packed once into panels (gemm_panels.h), which adds the bias in its epilogue.
-bool on_f32_panels(Precision p, bool grad, int64_t rows) {
-  return p == Precision::fp32 && !grad && current_packed_weights() && f32_panels_for(rows);
+// The frozen form of an inference product whose weight is W (its shape checked), or null: a
+// trained weight, or a product that will be differentiated.
+const FrozenWeight* frozen_for(const WeightForm& form, const Affine& a, bool grad) {
+  const FrozenWeight* f = grad ? nullptr : form.frozen.get();
+  if (f && !(f->out == a.out_features && f->in == a.in))
+    fail("linear: the weight's inference form is [", f->out, ", ", f->in, "], the weight ", shape_str(a.wv.shape()));
+  return f;
 }
 
-// y (+)= x W^T in the current precision (y holds the bias when beta == 1; int8 and fp32's
+// fp32 inference on W packed once into panels (gemm_panels.h), which adds the bias in its epilogue.
+bool on_f32_panels(const WeightForm& form, const FrozenWeight* frozen, int64_t rows) {
+  return form.precision == Precision::fp32 && frozen && frozen_weight_kernel(Precision::fp32, rows) == Kernel::f32_panels;
+}
+
+// int8 inference, and fp32 inference on the panels, add the bias in the product's epilogue;
+// otherwise y starts as the bias.
+bool bias_in_epilogue(const WeightForm& form, const FrozenWeight* frozen, bool grad, int64_t rows) {
+  return (form.precision == Precision::int8 && !grad) || on_f32_panels(form, frozen, rows);
+}
+
+// y (+)= x W^T in the form's precision (y holds the bias when beta == 1; int8 and fp32's
 // panels take `bias` into their epilogue instead, beta 0). `grad`: a backward will follow (bf16
 // keeps its rounded operands for it; int8 refuses).
-void affine_product(Affine& a, const Tensor& W, float beta, bool grad, const float* bias) {
-  const Precision p = current_precision();
-  PackedWeights* cache = current_packed_weights();
-  if (on_f32_panels(p, grad, a.rows)) {
-    PackedGemmArgs g{a.rows, a.xv.data<float>(), a.in, beta, a.out.data<float>(), a.out_features};
-    g.bias = bias;
-    gemm_packed(g, *cache->get(W, p));
-    return;
-  }
+void affine_product(Affine& a, const WeightForm& form, const FrozenWeight* frozen, float beta, bool grad,
+                    const float* bias) {
+  const Precision p = form.precision;
+  PackedGemmArgs g{a.rows, a.xv.data<float>(), a.in, beta, a.out.data<float>(), a.out_features};
+  g.bias = bias;
+  if (on_f32_panels(form, frozen, a.rows)) return gemm_packed(g, frozen->f32_panels());
   if (p == Precision::fp32) {
     gemm({false, true, a.rows, a.out_features, a.in, 1.0f, beta, a.xv.data<float>(), a.in,
           a.wv.data<float>(), a.in, a.out.data<float>(), a.out_features});
@@ -39,14 +52,9 @@ void affine_product(Affine& a, const Tensor& W, float beta, bool grad, const flo
   }
   if (!(p != Precision::int8 || !grad))
     fail("linear: int8 is for inference only; weight ", shape_str(a.wv.shape()), " needs a gradient");
-  if (!grad && (p == Precision::int8 || cache)) {
-    // Inference: the weight converted once (cached) or, with no cache, for this call.
-    std::shared_ptr<const PackedWeight> w =
-        cache ? cache->get(W, p) : pack_weight(p, a.wv.data<float>(), a.out_features, a.in, a.in);
-    PackedGemmArgs g{a.rows, a.xv.data<float>(), a.in, beta, a.out.data<float>(), a.out_features};
-    g.bias = bias;
-    gemm_packed(g, *w);
-    return;
+  if (frozen) return gemm_packed(g, *frozen->packed);
+  if (p == Precision::int8) {  // a weight not frozen for inference: quantized for this call
+    return gemm_packed(g, *pack_weight(p, a.wv.data<float>(), a.out_features, a.in, a.in));
   }
   a.x16 = round_operand(a.xv);
   a.w16 = round_operand(a.wv);
@@ -71,7 +79,7 @@ void affine_backward_bf16(const Var& x, const Var& W, const Affine& a, const flo
 }  // namespace
 
 Tensor round_operand(const float* src, const Shape& shape) {
-  if (onednn_has_bf16_matmul()) {
+  if (rounded_bf16_kernel() == Kernel::onednn_bf16) {
     Tensor out = Tensor::empty(shape, DType::bf16);
     round_to_bf16(src, out.data<uint16_t>(), out.numel());
     return out;
@@ -92,7 +100,7 @@ void gemm_rounded(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, f
   gemm({trans_a, trans_b, m, n, k, 1.0f, beta, A.data<float>(), lda, B.data<float>(), ldb, C, ldc});
 }
 
-Affine affine_forward(const Var& x, const Var& W, const Var& b, bool grad) {
+Affine affine_forward(const Var& x, const Var& W, const Var& b, const WeightForm& form, bool grad) {
   Affine a;
   a.xv = x.value().contiguous();
   a.wv = W.value().contiguous();
@@ -106,16 +114,14 @@ Affine affine_forward(const Var& x, const Var& W, const Var& b, bool grad) {
   a.out = Tensor::empty(out_shape);
   float beta = 0.0f;
   Tensor bv;
-  // int8 inference, and fp32 inference on the panels, add the bias in the product's epilogue;
-  // otherwise y starts as the bias
-  const Precision p = current_precision();
-  const bool bias_in_epilogue = b.defined() && ((p == Precision::int8 && !grad) || on_f32_panels(p, grad, a.rows));
+  const FrozenWeight* frozen = frozen_for(form, a, grad);
+  const bool epilogue = b.defined() && bias_in_epilogue(form, frozen, grad, a.rows);
   if (b.defined()) {
     if (!(b.value().numel() == a.out_features))
       fail("linear: bias ", shape_str(b.shape()), " does not match weight ", shape_str(a.wv.shape()));
     bv = b.value().contiguous();
   }
-  if (b.defined() && !bias_in_epilogue) {
+  if (b.defined() && !epilogue) {
     const float* pb = bv.data<float>();
     float* po = a.out.data<float>();
     int64_t n = a.out_features;
@@ -125,7 +131,7 @@ Affine affine_forward(const Var& x, const Var& W, const Var& b, bool grad) {
     beta = 1.0f;
   }
   // y = x W^T + b
-  affine_product(a, W.value(), beta, grad, bias_in_epilogue ? bv.data<float>() : nullptr);
+  affine_product(a, form, frozen, beta, grad, epilogue ? bv.data<float>() : nullptr);
   return a;
 }
 

@@ -1,11 +1,12 @@
-// Private to src/ops: the affine map y = x W^T + b of linear layers, its product in the current
-// precision (fp32, bf16 with rounded operands kept for the backward, or int8 / packed weights in
+// Private to src/ops: the affine map y = x W^T + b of linear layers, its product in the weight's
+// form's precision (fp32, bf16 with rounded operands kept for the backward, or int8 / packed weights in
 // inference) and its backward; shared by linear, linear_relu (matmul.cpp) and linear_dropout.
 #pragma once
 
 #include <cstdint>
 
 #include "attn/autodiff/var.h"
+#include "attn/ops/weight_form.h"
 
 namespace attn::detail {
 
@@ -17,8 +18,8 @@ struct Affine {
 };
 
 // y = x W^T (+ b when b is defined: the bias is written first and the product adds to it).
-// `grad`: a backward will follow.
-Affine affine_forward(const Var& x, const Var& W, const Var& b, bool grad);
+// The product runs as `form` says (ops/weight_form.h). `grad`: a backward will follow.
+Affine affine_forward(const Var& x, const Var& W, const Var& b, const WeightForm& form, bool grad);
 
 // dx = dy W;  dW = dy^T x;  db = sum over rows of dy when b is defined (G: dy as [rows, out], dense)
 void affine_backward(const Var& x, const Var& W, const Var& b, const Affine& a, const float* G);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attn/error.h"
+#include "attn/kernels/dispatch.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_small.h"
@@ -47,13 +48,17 @@ struct Dropout {
   uint64_t seed = 0, first = 0;  // stream index of element 0 of P
 };
 
-// C = alpha op(A) op(B) + beta C for one block, on the calling thread: gemm_small below 64^3
-// multiply-adds (sentences up to 64 tokens at d_k = 64), oneDNN's sgemm above, where its packing
-// pays for itself (docs/performance.md).
+// C = alpha op(A) op(B) + beta C for one block, on the calling thread, by the kernel the dispatch
+// table gives an attention block (kernels/dispatch.h).
 void block_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   const GemmArgs g{ta, tb, m, n, k, alpha, beta, a, lda, b, ldb, c, ldc};
-  if (m * n * k < 64 * 64 * 64) return gemm_small(g);
+  Product p;
+  p.cls = ProductClass::attention_block;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  if (choose_kernel(p) == Kernel::small_block) return gemm_small(g);
   gemm(g, GemmBackend::onednn);
 }
 

@@ -13,11 +13,12 @@ namespace attn {
 
 // y = Dropout(act(x W^T + b)):  z = x W^T;  y_ij = act(z_ij + b_j) m_ij
 // dz = dy m [z + b > 0 with ReLU];  db = sum over rows of dz;  then dx = dz W, dW = dz^T x
-Var linear_dropout(const Var& x, const Var& W, const Var& b, bool relu, float p, Rng& rng, bool training) {
+Var linear_dropout(const Var& x, const Var& W, const Var& b, bool relu, float p, Rng& rng, bool training,
+                   const WeightForm& form) {
   check(p >= 0.0f && p < 1.0f, "linear_dropout: p must be in [0, 1), got ", p);
-  if (!training || p == 0.0f) return relu ? linear_relu(x, W, b) : linear(x, W, b);
+  if (!training || p == 0.0f) return relu ? linear_relu(x, W, b, form) : linear(x, W, b, form);
   const bool grad = needs_grad({&x, &W, &b});
-  detail::Affine a = detail::affine_forward(x, W, Var(), grad);  // z = x W^T (the bias comes next)
+  detail::Affine a = detail::affine_forward(x, W, Var(), form, grad);  // z = x W^T (the bias comes next)
   const int64_t rows = a.rows, n = a.out_features, words = detail::mask_words_per_row(n);
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1));  // rows a chunk
   Tensor bv;

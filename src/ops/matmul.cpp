@@ -6,8 +6,6 @@
 #include "attn/kernels/bf16.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
-#include "attn/kernels/gemm_int8.h"
-#include "attn/kernels/precision.h"
 #include "affine.h"
 #include "grad_target.h"
 
@@ -101,7 +99,7 @@ void matmul_forward(const T* A, const T* B, float* C, const MatmulDims& d, bool 
 
 }  // namespace
 
-Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
+Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b, Precision precision) {
   Tensor av = a.value().contiguous(), bv = b.value().contiguous();
   MatmulDims d = matmul_dims(av.shape(), bv.shape(), trans_a, trans_b);
   Shape out_shape(av.shape().begin(), av.shape().end() - 2);
@@ -111,7 +109,7 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   bool grad = needs_grad({&a, &b});
   // bf16: both operands rounded once, the copies kept for the backward. int8 applies to the
   // weights of linear layers only: products of activations stay f32 (as in CTranslate2).
-  if (current_precision() == Precision::bf16) {
+  if (precision == Precision::bf16) {
     Tensor a16 = detail::round_operand(av), b16 = detail::round_operand(bv);
     if (a16.dtype() == DType::bf16)
       matmul_forward(a16.data<uint16_t>(), b16.data<uint16_t>(), out.data<float>(), d, trans_a, trans_b);
@@ -141,9 +139,9 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   return y;
 }
 
-Var linear(const Var& x, const Var& W, const Var& b) {
+Var linear(const Var& x, const Var& W, const Var& b, const WeightForm& form) {
   bool grad = needs_grad({&x, &W, &b});
-  detail::Affine a = detail::affine_forward(x, W, b, grad);
+  detail::Affine a = detail::affine_forward(x, W, b, form, grad);
   Var y = make_output(a.out, grad);
   if (!grad) return y;
   a.out = Tensor();  // the backward does not need the output
@@ -155,9 +153,9 @@ Var linear(const Var& x, const Var& W, const Var& b) {
   return y;
 }
 
-Var linear_relu(const Var& x, const Var& W, const Var& b) {
+Var linear_relu(const Var& x, const Var& W, const Var& b, const WeightForm& form) {
   bool grad = needs_grad({&x, &W, &b});
-  detail::Affine a = detail::affine_forward(x, W, b, grad);
+  detail::Affine a = detail::affine_forward(x, W, b, form, grad);
   // h = max(0, x W^T + b), in place
   float* h = a.out.data<float>();
   parallel_for(a.out.numel(), 1 << 14, [h](int64_t i0, int64_t i1) {

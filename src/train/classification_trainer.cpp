@@ -13,6 +13,7 @@
 #include "attn/models/model_dir.h"
 #include "attn/ops/loss.h"
 #include "attn/train/checkpoint.h"
+#include "attn/train/loop.h"
 #include "attn/train/progress.h"
 
 namespace attn {
@@ -31,13 +32,11 @@ struct Run {
   std::unique_ptr<Adam> adam;
   Rng rng{0};                 // dropout
   std::vector<int64_t> order;  // this epoch's permutation of the training rows
-  int64_t step = 0, epoch = 0, batch_in_epoch = 0;
+  int64_t epoch = 0, batch_in_epoch = 0;
   double best_loss = INFINITY, best_accuracy = 0;
   int64_t best_step = 0;
-  double elapsed_before = 0;
-  Stopwatch watch{o.clock};  // train.clock: wall or this process's CPU time
+  LoopClock clock{0, 0.0, Stopwatch(o.clock)};  // train.clock: wall or this process's CPU time
 
-  double elapsed() const { return elapsed_before + watch.seconds(); }
   int64_t batches_per_epoch() const { return (train.size() + o.batch - 1) / o.batch; }
 };
 
@@ -51,7 +50,7 @@ std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch) {
 }
 
 nlohmann::json run_state(const Run& r) {
-  return {{"elapsed_seconds", r.elapsed()}, {"rng", {{"seed", r.rng.seed}, {"counter", r.rng.counter}}},
+  return {{"elapsed_seconds", r.clock.elapsed()}, {"rng", {{"seed", r.rng.seed}, {"counter", r.rng.counter}}},
           {"epoch", r.epoch}, {"batch_in_epoch", r.batch_in_epoch},
           {"best_loss", std::isfinite(r.best_loss) ? r.best_loss : -1.0}, {"best_accuracy", r.best_accuracy},
           {"best_step", r.best_step}};
@@ -59,8 +58,8 @@ nlohmann::json run_state(const Run& r) {
 
 void restore_state(Run& r, const nlohmann::json& s, const std::string& path) {
   try {
-    r.step = s.at("step").get<int64_t>();
-    r.elapsed_before = s.at("elapsed_seconds").get<double>();
+    r.clock.step = s.at("step").get<int64_t>();
+    r.clock.elapsed_before = s.at("elapsed_seconds").get<double>();
     r.rng = Rng(s.at("rng").at("seed").get<uint64_t>(), s.at("rng").at("counter").get<uint64_t>());
     r.epoch = s.at("epoch").get<int64_t>();
     r.batch_in_epoch = s.at("batch_in_epoch").get<int64_t>();
@@ -95,6 +94,7 @@ void setup(Run& r) {
     c.classes = static_cast<int64_t>(r.cm.labels.size());
   }
   r.cm.model = make_classifier(c, o.seed);
+  prepare(r.cm.model, o.precision, Use::training);
   if (!o.embeddings.empty() && checkpoint.empty())
     r.cm.model.embed.value().copy_from(data::load_embeddings(o.embeddings, r.cm.vocab, r.cm.model.embed.value()));
   bool cls = c.pooling == "cls";
@@ -104,7 +104,7 @@ void setup(Run& r) {
   r.rng = Rng(o.seed * 7919 + 17);
   if (!checkpoint.empty()) {
     restore_state(r, load_checkpoint(checkpoint, *r.adam), checkpoint);
-    std::fprintf(stderr, "resumed from %s (step %lld)\n", checkpoint.c_str(), static_cast<long long>(r.step));
+    std::fprintf(stderr, "resumed from %s (step %lld)\n", checkpoint.c_str(), static_cast<long long>(r.clock.step));
   } else {
     save_classifier(r.cm, o.model_dir);
   }
@@ -132,8 +132,8 @@ double train_step(Run& r, int64_t* samples, int64_t* correct) {
     tape.backward(loss);
     zero_pad_gradient(r.cm.model);
     if (o.clip_norm > 0) clip_grad_norm(r.adam->params, o.clip_norm);
-    r.step += 1;
-    r.adam->update(static_cast<float>(learning_rate(o.schedule, r.step)));
+    r.clock.step += 1;
+    r.adam->update(static_cast<float>(learning_rate(o.schedule, r.clock.step)));
     r.adam->zero_grad();
     *samples = end - begin;
     *correct = stats.correct;
@@ -150,7 +150,8 @@ double train_step(Run& r, int64_t* samples, int64_t* correct) {
 // Dev loss and accuracy; saves the model when the loss is the best so far.
 void validate(Run& r, ProgressLog& log) {
   NoGrad no_grad;
-  PrecisionScope fp32(Precision::fp32);  // the f32 master weights, whatever precision trains them
+  Classifier fp32 = r.cm.model;  // the f32 master weights (shared), whatever precision trains them
+  prepare(fp32, Precision::fp32, Use::training);
   const int64_t B = 512;
   std::vector<int64_t> all(static_cast<size_t>(r.dev.size()));
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
@@ -160,7 +161,7 @@ void validate(Run& r, ProgressLog& log) {
     Tensor ids, labels;
     data::gather_batch(r.dev, all, b, std::min(r.dev.size(), b + B), &ids, &labels);
     CrossEntropyStats s;
-    cross_entropy(classifier_logits(r.cm.model, ids, Context{}), labels, 0.0f, -100, &s);
+    cross_entropy(classifier_logits(fp32, ids, Context{}), labels, 0.0f, -100, &s);
     nll += s.nll_sum;
     correct += s.correct;
   }
@@ -169,17 +170,35 @@ void validate(Run& r, ProgressLog& log) {
   if (better) {
     r.best_loss = loss;
     r.best_accuracy = acc;
-    r.best_step = r.step;
+    r.best_step = r.clock.step;
     save_classifier(r.cm, r.o.model_dir,
-                    {{"training", {{"step", r.step}, {"epoch", r.epoch}, {"dev_loss", loss}, {"dev_accuracy", acc}}}});
+                    {{"training", {{"step", r.clock.step}, {"epoch", r.epoch}, {"dev_loss", loss}, {"dev_accuracy", acc}}}});
   }
   char line[200];
   std::snprintf(line, sizeof line, "valid step %lld  epoch %.2f  dev loss %.4f  dev acc %.2f%%%s",
-                static_cast<long long>(r.step), r.epoch + static_cast<double>(r.batch_in_epoch) / r.batches_per_epoch(),
+                static_cast<long long>(r.clock.step), r.epoch + static_cast<double>(r.batch_in_epoch) / r.batches_per_epoch(),
                 loss, acc * 100, better ? "  new best, saved" : "");
-  log.write({{"event", "valid"}, {"step", r.step}, {"epoch", r.epoch}, {"elapsed", r.elapsed()}, {"dev_loss", loss},
+  log.write({{"event", "valid"}, {"step", r.clock.step}, {"epoch", r.epoch}, {"elapsed", r.clock.elapsed()}, {"dev_loss", loss},
              {"dev_accuracy", acc}, {"best", better}},
             line);
+}
+
+// The loop's cadence: validation and a checkpoint at every epoch's end, and by steps when asked.
+LoopOptions loop_options(const Run& r) {
+  const ClassificationTrainOptions& o = r.o;
+  LoopOptions lo;
+  lo.model_dir = o.model_dir;
+  lo.max_steps = o.max_steps;
+  lo.max_epochs = o.max_epochs;
+  lo.max_minutes = o.max_minutes;
+  lo.log_every = o.log_every;
+  lo.validate_every = o.validate_every;
+  lo.validate_each_epoch = true;
+  lo.checkpoint_every = o.checkpoint_every;
+  lo.checkpoint_each_epoch = true;
+  lo.keep_checkpoints = o.keep_checkpoints;
+  lo.batches_per_epoch = r.batches_per_epoch();
+  return lo;
 }
 
 }  // namespace
@@ -194,53 +213,42 @@ ClassificationTrainResult train_classifier(const ClassificationTrainOptions& o) 
   fs::create_directories(o.model_dir);
   Run r{o, {}, {}, {}, {}};
   setup(r);
-  ProgressLog log(o.model_dir + "/train_log.jsonl");
-  const int64_t start_step = r.step;
-  const double start_elapsed = r.elapsed_before, max_seconds = o.max_minutes * 60.0;
-  double loss_sum = 0, window_start = r.elapsed();
-  int64_t window_samples = 0, window_correct = 0, window_batches = 0, total_samples = 0;
+  int64_t total_samples = 0;
   double train_seconds = 0;
-  // A resumed run whose budget is already spent trains no further batch.
-  bool stop = budget_spent(r.step, r.elapsed(), r.epoch, o.max_steps, max_seconds, o.max_epochs);
-  if (stop) std::fprintf(stderr, "the budget is spent already (step %lld): nothing to train\n", static_cast<long long>(r.step));
-  while (!stop) {
-    int64_t epoch_before = r.epoch, samples = 0, correct = 0;
-    auto t0 = Clock::now();
-    loss_sum += train_step(r, &samples, &correct);
+  TrainingTask task;
+  task.step = [&] {
+    StepSums s;
+    s.loss_weight = 1;
+    const auto t0 = Clock::now();
+    s.loss_sum = train_step(r, &s.items, &s.correct);
     train_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-    window_samples += samples, window_correct += correct, window_batches += 1, total_samples += samples;
-    double now = r.elapsed();
-    bool epoch_done = r.epoch != epoch_before;
-    bool budget = budget_spent(r.step, now, r.epoch, o.max_steps, max_seconds, o.max_epochs);
-    if (r.step % o.log_every == 0 || budget) {
-      double sps = window_samples / std::max(now - window_start, 1e-9);
-      double eta = eta_seconds(now, r.step, start_step, start_elapsed,
-                               eta_step_budget(o.max_steps, o.max_epochs, r.batches_per_epoch(), 1), max_seconds);
-      char line[200];
-      std::snprintf(line, sizeof line, "step %6lld  epoch %lld  loss %.4f  train acc %.2f%%  %5.0f samples/s  %s elapsed  ETA %s",
-                    static_cast<long long>(r.step), static_cast<long long>(epoch_before + 1), loss_sum / window_batches,
-                    100.0 * window_correct / std::max<int64_t>(window_samples, 1), sps, format_duration(now).c_str(),
-                    format_duration(eta).c_str());
-      log.write({{"event", "train"}, {"step", r.step}, {"epoch", epoch_before + 1}, {"loss", loss_sum / window_batches},
-                 {"samples_per_s", sps}, {"elapsed", now}, {"eta", eta}},
-                line);
-      loss_sum = 0, window_samples = window_correct = window_batches = 0;
-      window_start = r.elapsed();
-    }
-    if (r.dev.size() > 0 && (epoch_done || budget || (o.validate_every > 0 && r.step % o.validate_every == 0))) {
+    total_samples += s.items;
+    return s;
+  };
+  task.epoch = [&r] { return r.epoch; };
+  if (r.dev.size() > 0)
+    task.validate = [&r](ProgressLog& log) {
       validate(r, log);
-      stop = o.patience > 0 && r.step - r.best_step >= o.patience;
-      if (stop) std::fprintf(stderr, "early stop: no better dev loss for %lld batches\n", static_cast<long long>(o.patience));
-    }
-    if (epoch_done || budget || stop || (o.checkpoint_every > 0 && r.step % o.checkpoint_every == 0))
-      save_checkpoint(o.model_dir, r.step, *r.adam, run_state(r), o.keep_checkpoints);
-    stop = stop || budget;
-  }
-  if (r.dev.size() == 0) save_classifier(r.cm, o.model_dir, {{"training", {{"step", r.step}}}});
-  ClassificationTrainResult res{r.step, r.epoch, r.best_loss, r.best_accuracy, r.elapsed(),
+      // early stopping: `patience` batches without a better dev loss
+      const bool stop = r.o.patience > 0 && r.clock.step - r.best_step >= r.o.patience;
+      if (stop)
+        std::fprintf(stderr, "early stop: no better dev loss for %lld batches\n", static_cast<long long>(r.o.patience));
+      return stop;
+    };
+  task.state = [&r] { return run_state(r); };
+  task.progress = [](const StepSums& w, double seconds) {
+    const double loss = w.loss_sum / std::max<int64_t>(w.loss_weight, 1), sps = w.items / seconds;
+    char words[128];
+    std::snprintf(words, sizeof words, "loss %.4f  train acc %.2f%%  %5.0f samples/s", loss,
+                  100.0 * w.correct / std::max<int64_t>(w.items, 1), sps);
+    return std::make_pair(nlohmann::json{{"loss", loss}, {"samples_per_s", sps}}, std::string(words));
+  };
+  run_training_loop(loop_options(r), r.clock, *r.adam, task);
+  if (r.dev.size() == 0) save_classifier(r.cm, o.model_dir, {{"training", {{"step", r.clock.step}}}});
+  ClassificationTrainResult res{r.clock.step, r.epoch, r.best_loss, r.best_accuracy, r.clock.elapsed(),
                                 total_samples / std::max(train_seconds, 1e-9)};
   std::fprintf(stderr, "done: %lld steps in %s (%.0f training samples/s); best dev loss %.4f, accuracy %.2f%% at step %lld; model in %s\n",
-               static_cast<long long>(r.step), format_duration(res.seconds).c_str(), res.samples_per_second,
+               static_cast<long long>(r.clock.step), format_duration(res.seconds).c_str(), res.samples_per_second,
                r.best_loss, r.best_accuracy * 100, static_cast<long long>(r.best_step), o.model_dir.c_str());
   return res;
 }

@@ -15,6 +15,7 @@
 #include "attn/ops/loss.h"
 #include "attn/train/adam.h"
 #include "attn/train/checkpoint.h"
+#include "attn/train/loop.h"
 #include "attn/train/progress.h"
 #include "attn/train/translation_validation.h"
 
@@ -35,17 +36,11 @@ struct Run {
   std::unique_ptr<data::Batcher> batcher;
   std::unique_ptr<DevSet> dev;
   Rng rng;
-  int64_t step = 0;
-  double elapsed_before = 0;  // seconds of earlier runs (resume)
-  Stopwatch watch{o.clock};  // train.clock: wall or this process's CPU time
+  LoopClock clock{0, 0.0, Stopwatch(o.clock)};  // train.clock: wall or this process's CPU time
   double best_bleu = -1, best_nll = INFINITY;
   int bad_validations = 0;
   int64_t tokens_seen = 0;
   double last_lr = 0;  // of the latest optimizer step
-
-  double elapsed() const {
-    return elapsed_before + watch.seconds();
-  }
 };
 
 data::Tokenizer prepare_tokenizer(const TranslationTrainOptions& o) {
@@ -72,7 +67,7 @@ data::Tokenizer prepare_tokenizer(const TranslationTrainOptions& o) {
 
 nlohmann::json run_state(const Run& r) {
   data::BatcherState b = r.batcher->state();
-  return {{"elapsed_seconds", r.elapsed()},
+  return {{"elapsed_seconds", r.clock.elapsed()},
           {"rng", {{"seed", r.rng.seed}, {"counter", r.rng.counter}}},
           {"batcher", {{"epoch", b.epoch}, {"batch_in_epoch", b.batch_in_epoch}, {"fingerprint", b.fingerprint}}},
           {"best_bleu", r.best_bleu},
@@ -83,8 +78,8 @@ nlohmann::json run_state(const Run& r) {
 
 void restore_state(Run& r, const nlohmann::json& s, const std::string& path) {
   try {
-    r.step = s.at("step").get<int64_t>();
-    r.elapsed_before = s.at("elapsed_seconds").get<double>();
+    r.clock.step = s.at("step").get<int64_t>();
+    r.clock.elapsed_before = s.at("elapsed_seconds").get<double>();
     r.rng = Rng(s.at("rng").at("seed").get<uint64_t>(), s.at("rng").at("counter").get<uint64_t>());
     const auto& b = s.at("batcher");
     r.batcher->restore({b.at("epoch").get<int64_t>(), b.at("batch_in_epoch").get<int64_t>(),
@@ -112,6 +107,7 @@ void setup(Run& r) {
     c = transformer_config_from_json(read_json_file(o.model_dir + "/config.json"), o.model_dir + "/config.json");
   }
   r.model = make_seq2seq(c, o.seed);
+  prepare(r.model, o.precision, Use::training);
   r.adam = std::make_unique<Adam>(r.model.parameters());
   auto corpus = data::read_parallel_corpus(o.train_src, o.train_tgt, r.tokenizer,
                                            data::CorpusOptions::training(o.max_len));
@@ -126,7 +122,7 @@ void setup(Run& r) {
   if (!checkpoint.empty()) {
     restore_state(r, load_checkpoint(checkpoint, *r.adam), checkpoint);
     std::fprintf(stderr, "resumed from %s (step %lld, %s of training so far)\n", checkpoint.c_str(),
-                 static_cast<long long>(r.step), format_duration(r.elapsed_before).c_str());
+                 static_cast<long long>(r.clock.step), format_duration(r.clock.elapsed_before).c_str());
   } else {
     save_seq2seq(r.model, o.model_dir, {{"tokenizer", "spm.model"}});
   }
@@ -149,8 +145,8 @@ struct StepResult {
 // The fraction of the training budget used (the largest of steps, time and epochs), for decay.
 double budget_used(const Run& r) {
   double p = 0.0;
-  if (r.o.max_steps > 0) p = static_cast<double>(r.step) / static_cast<double>(r.o.max_steps);
-  if (r.o.max_minutes > 0) p = std::max(p, r.elapsed() / (r.o.max_minutes * 60.0));
+  if (r.o.max_steps > 0) p = static_cast<double>(r.clock.step) / static_cast<double>(r.o.max_steps);
+  if (r.o.max_minutes > 0) p = std::max(p, r.clock.elapsed() / (r.o.max_minutes * 60.0));
   if (r.o.max_epochs > 0) {
     const data::BatcherState b = r.batcher->state();
     const double epochs = static_cast<double>(b.epoch) + static_cast<double>(b.batch_in_epoch) /
@@ -166,7 +162,7 @@ StepResult train_step(Run& r) {
   const TranslationTrainOptions& o = r.o;
   Context ctx{true, r.model.config().dropout, &r.rng};
   // Teacher forcing, free-running or scheduled sampling (models/scheduled_sampling.h).
-  DecoderFeeding feeding{static_cast<float>(teacher_forcing_at(o.teacher_forcing, r.step)), &r.rng};
+  DecoderFeeding feeding{static_cast<float>(teacher_forcing_at(o.teacher_forcing, r.clock.step)), &r.rng};
   for (int a = 0; a < o.accumulate; ++a) {
     data::Batch b = r.batcher->next();
     Tape tape;
@@ -180,8 +176,8 @@ StepResult train_step(Run& r) {
     s.src_tokens += b.src_tokens;
   }
   s.grad_norm = o.clip_norm > 0 ? clip_grad_norm(r.adam->params, o.clip_norm) : 0.0;
-  r.step += 1;
-  r.last_lr = learning_rate(o.schedule, r.step, budget_used(r));
+  r.clock.step += 1;
+  r.last_lr = learning_rate(o.schedule, r.clock.step, budget_used(r));
   r.adam->update(static_cast<float>(r.last_lr));
   r.adam->zero_grad();
   r.tokens_seen += s.tgt_tokens;
@@ -199,19 +195,38 @@ bool validate(Run& r, ProgressLog& log) {
     r.bad_validations = 0;
     save_seq2seq(r.model, o.model_dir,
                  {{"tokenizer", "spm.model"},
-                  {"training", {{"step", r.step}, {"dev_bleu", v.bleu}, {"dev_chrf", v.chrf}}}});
+                  {"training", {{"step", r.clock.step}, {"dev_bleu", v.bleu}, {"dev_chrf", v.chrf}}}});
   } else {
     r.bad_validations += 1;
   }
   char line[256];
   std::snprintf(line, sizeof line,
                 "valid step %lld  dev loss %.4f  ppl %.2f  BLEU %.2f  chrF %.2f  (%.1fs)%s",
-                static_cast<long long>(r.step), v.nll, std::exp(v.nll), v.bleu, v.chrf, v.seconds,
+                static_cast<long long>(r.clock.step), v.nll, std::exp(v.nll), v.bleu, v.chrf, v.seconds,
                 better ? "  new best, saved" : "");
-  log.write({{"event", "valid"}, {"step", r.step}, {"elapsed", r.elapsed()}, {"dev_nll", v.nll},
+  log.write({{"event", "valid"}, {"step", r.clock.step}, {"elapsed", r.clock.elapsed()}, {"dev_nll", v.nll},
              {"dev_ppl", std::exp(v.nll)}, {"dev_bleu", v.bleu}, {"dev_chrf", v.chrf}, {"best", better}},
             line);
   return o.patience > 0 && r.bad_validations >= o.patience;
+}
+
+// The loop's cadence: validation by steps, checkpoints by steps and by time.
+LoopOptions loop_options(const Run& r) {
+  const TranslationTrainOptions& o = r.o;
+  LoopOptions lo;
+  lo.model_dir = o.model_dir;
+  lo.max_steps = o.max_steps;
+  lo.max_epochs = o.max_epochs;
+  lo.max_minutes = o.max_minutes;
+  lo.log_every = o.log_every;
+  lo.validate_every = o.validate_every;
+  lo.checkpoint_every = o.checkpoint_every;
+  lo.checkpoint_minutes = o.checkpoint_minutes;
+  lo.keep_checkpoints = o.keep_checkpoints;
+  // The batches of an epoch are fixed, so an epoch budget is a step budget for the ETA.
+  lo.batches_per_epoch = r.batcher->batches_in_epoch();
+  lo.batches_per_step = o.accumulate;
+  return lo;
 }
 
 }  // namespace
@@ -227,58 +242,26 @@ void train_translation(const TranslationTrainOptions& o) {
   fs::create_directories(o.model_dir);
   Run r{o, prepare_tokenizer(o), {}, {}, {}, {}, Rng(0)};
   setup(r);
-  ProgressLog log(o.model_dir + "/train_log.jsonl");
-  const int64_t start_step = r.step;
-  const double start_elapsed = r.elapsed_before, max_seconds = o.max_minutes * 60.0;
-  double last_checkpoint = r.elapsed();
-  int64_t validated_at = -1;
-  StepResult window;
-  double window_start = r.elapsed();
-  // A resumed run whose budget is already spent trains no further step.
-  bool stop = budget_spent(r.step, r.elapsed(), r.batcher->state().epoch, o.max_steps, max_seconds, o.max_epochs);
-  if (stop) std::fprintf(stderr, "the budget is spent already (step %lld): nothing to train\n", static_cast<long long>(r.step));
-  // The batches of an epoch are fixed, so an epoch budget is a step budget for the ETA.
-  const int64_t step_budget = eta_step_budget(o.max_steps, o.max_epochs, r.batcher->batches_in_epoch(), o.accumulate);
-  while (!stop) {
-    const int64_t epoch_before = r.batcher->state().epoch;  // the epoch this step trained in
-    StepResult s = train_step(r);
-    window.loss_sum += s.loss_sum;
-    window.tgt_tokens += s.tgt_tokens;
-    window.src_tokens += s.src_tokens;
-    double now = r.elapsed();
-    int64_t epoch = r.batcher->state().epoch;
-    bool budget = budget_spent(r.step, now, epoch, o.max_steps, max_seconds, o.max_epochs);
-    if (r.step % o.log_every == 0 || budget) {
-      double loss = window.loss_sum / std::max<int64_t>(window.tgt_tokens, 1);
-      double tps = window.tgt_tokens / std::max(now - window_start, 1e-9);
-      double eta = eta_seconds(now, r.step, start_step, start_elapsed, step_budget, max_seconds);
-      double lr = r.last_lr;
-      char line[256];
-      std::snprintf(line, sizeof line, "step %6lld  epoch %lld  loss %.4f  lr %.3e  %6.0f tgt tok/s  %s elapsed  ETA %s",
-                    static_cast<long long>(r.step), static_cast<long long>(epoch_before + 1), loss, lr, tps,
-                    format_duration(now).c_str(), format_duration(eta).c_str());
-      log.write({{"event", "train"}, {"step", r.step}, {"epoch", epoch_before + 1}, {"loss", loss}, {"lr", lr},
-                 {"tgt_tokens_per_s", tps}, {"elapsed", now}, {"eta", eta}, {"tokens_seen", r.tokens_seen}},
-                line);
-      window = {};
-      window_start = r.elapsed();
-    }
-    if (r.dev && o.validate_every > 0 && r.step % o.validate_every == 0) {
-      stop = validate(r, log);
-      validated_at = r.step;
-    }
-    bool by_steps = o.checkpoint_every > 0 && r.step % o.checkpoint_every == 0;
-    bool by_time = o.checkpoint_minutes > 0 && r.elapsed() - last_checkpoint >= o.checkpoint_minutes * 60.0;
-    if (by_steps || by_time || budget || stop) {
-      save_checkpoint(o.model_dir, r.step, *r.adam, run_state(r), o.keep_checkpoints);
-      last_checkpoint = r.elapsed();
-    }
-    stop = stop || budget;
-  }
-  if (r.dev && validated_at != r.step) validate(r, log);
-  if (!r.dev) save_seq2seq(r.model, o.model_dir, {{"tokenizer", "spm.model"}, {"training", {{"step", r.step}}}});
-  std::fprintf(stderr, "done: %lld steps in %s; model in %s\n", static_cast<long long>(r.step),
-               format_duration(r.elapsed()).c_str(), o.model_dir.c_str());
+  TrainingTask task;
+  task.step = [&r] {
+    const StepResult s = train_step(r);
+    return StepSums{s.loss_sum, s.tgt_tokens, s.tgt_tokens, 0};
+  };
+  task.epoch = [&r] { return r.batcher->state().epoch; };
+  if (r.dev) task.validate = [&r](ProgressLog& log) { return validate(r, log); };
+  task.state = [&r] { return run_state(r); };
+  task.progress = [&r](const StepSums& w, double seconds) {
+    const double loss = w.loss_sum / std::max<int64_t>(w.loss_weight, 1), tps = w.items / seconds;
+    char words[128];
+    std::snprintf(words, sizeof words, "loss %.4f  lr %.3e  %6.0f tgt tok/s", loss, r.last_lr, tps);
+    return std::make_pair(nlohmann::json{{"loss", loss}, {"lr", r.last_lr}, {"tgt_tokens_per_s", tps},
+                                         {"tokens_seen", r.tokens_seen}},
+                          std::string(words));
+  };
+  run_training_loop(loop_options(r), r.clock, *r.adam, task);
+  if (!r.dev) save_seq2seq(r.model, o.model_dir, {{"tokenizer", "spm.model"}, {"training", {{"step", r.clock.step}}}});
+  std::fprintf(stderr, "done: %lld steps in %s; model in %s\n", static_cast<long long>(r.clock.step),
+               format_duration(r.clock.elapsed()).c_str(), o.model_dir.c_str());
 }
 
 }  // namespace attn

@@ -26,11 +26,12 @@ DevSet load_dev_set(const std::string& src_path, const std::string& tgt_path,
   return d;
 }
 
-ValidationResult run_validation(const Seq2Seq& m, const data::Tokenizer& tokenizer,
+ValidationResult run_validation(const Seq2Seq& trained, const data::Tokenizer& tokenizer,
                                 const DevSet& dev, int beam) {
   auto t0 = std::chrono::steady_clock::now();
   NoGrad no_grad;
-  PrecisionScope fp32(Precision::fp32);  // the f32 master weights, whatever precision trains them
+  // the f32 master weights, whatever precision trains them
+  const Seq2Seq m = prepared(trained, Precision::fp32, Use::training);
   Context ctx;
   ValidationResult r;
   double nll = 0;

@@ -39,7 +39,7 @@ void expect_refused(const std::string& arguments, const std::vector<std::string>
 
 TEST(Flags, EverySubcommandHasHelpWithAnExample) {
   for (std::string c : {"demo", "train", "average", "import-torch", "export-torch", "translate", "score", "classify",
-                        "eval", "bleu"}) {
+                        "eval", "bleu", "info"}) {
     CliRun r = run(c + " --help");
     EXPECT_EQ(r.exit_code, 0) << c << "\n" << r.output;
     EXPECT_NE(r.output.find("Usage: attn " + c), std::string::npos) << r.output;

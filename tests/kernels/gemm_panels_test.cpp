@@ -91,8 +91,8 @@ TEST(GemmPanels, BiasEqualsBiasInY) {
   for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(in_epilogue[i], in_y[i]) << "at " << i;
 }
 
-// linear() in fp32 inference with a PackedWeights cache: rows in [kPanelRowsMin, kPanelRowsMax]
-// take the panels (one cache entry), the others attn::gemm (none); both equal the plain product.
+// linear() in fp32 inference with W frozen: rows in [kPanelRowsMin, kPanelRowsMax] take the
+// panels (made then, once), the others attn::gemm (none made); both equal the plain product.
 TEST(GemmPanels, LinearUnderTheInferenceCache) {
   if (!f32_panels_available()) GTEST_SKIP() << "built without AVX2 + FMA, or with AVX-512";
   const int64_t in = 300, out = 90;
@@ -101,13 +101,9 @@ TEST(GemmPanels, LinearUnderTheInferenceCache) {
   for (int64_t rows : {kPanelRowsMin - 1, kPanelRowsMin, int64_t{32}, kPanelRowsMax, kPanelRowsMax + 1}) {
     Var x(Tensor::from_vector(values(rows * in, 9), {rows, in}), false);
     const std::vector<float> plain = linear(x, W, b).value().to_vector();
-    PackedWeights packed;
-    std::vector<float> cached;
-    {
-      PrecisionScope scope(Precision::fp32, &packed);
-      cached = linear(x, W, b).value().to_vector();
-    }
-    EXPECT_EQ(packed.size(), f32_panels_for(rows) ? 1u : 0u) << "rows=" << rows;
+    const WeightForm frozen = inference_form(W.value(), Precision::fp32);
+    const std::vector<float> cached = linear(x, W, b, frozen).value().to_vector();
+    EXPECT_EQ(converted_bytes(frozen) > 0, f32_panels_for(rows)) << "rows=" << rows;
     for (size_t i = 0; i < plain.size(); ++i) ASSERT_NEAR(cached[i], plain[i], 2e-5) << "rows=" << rows << " at " << i;
   }
 }

@@ -69,13 +69,13 @@ struct LinearRun {
 // y = linear(x, W, b) (or linear_relu) and its gradients for dy, in precision p.
 LinearRun run_linear(Precision p, const Tensor& x, const Tensor& W, const Tensor& b, const Tensor& dy,
                      bool relu) {
-  PrecisionScope scope(p);
+  const WeightForm form = training_form(p);
   Var vx(x.clone(), true), vW(W.clone(), true), vb(b.clone(), true);
   Tape tape;
   Var y;
   {
     TapeScope ts(tape);
-    y = relu ? linear_relu(vx, vW, vb) : linear(vx, vW, vb);
+    y = relu ? linear_relu(vx, vW, vb, form) : linear(vx, vW, vb, form);
     tape.backward(y, dy);
   }
   return {y.value(), vx.grad(), vW.grad(), vb.grad()};
@@ -138,11 +138,11 @@ TEST(PrecisionTest, Bf16BatchedMatmul) {
   const Tensor dy = random_tensor({2, 3, 5, 7}, 7);
   Tensor out[2], da[2], db[2];
   for (int i = 0; i < 2; ++i) {
-    PrecisionScope scope(i ? Precision::bf16 : Precision::fp32);
+    const Precision precision = i ? Precision::bf16 : Precision::fp32;
     Var va(a.clone(), true), vb(b.clone(), true);
     Tape tape;
     TapeScope ts(tape);
-    Var y = matmul(va, vb, false, true);
+    Var y = matmul(va, vb, false, true, precision);
     tape.backward(y, dy);
     out[i] = y.value();
     da[i] = va.grad();
@@ -175,19 +175,13 @@ Tensor int8_reference(const Tensor& x, const Tensor& W, const Tensor& b, int64_t
 TEST(PrecisionTest, Int8LinearInference) {
   const Tensor W = random_tensor({kOut, kIn}, 12, 0.1f), b = random_tensor({kOut}, 13);
   Var vW(W, true), vb(b, true);  // parameters, but no tape: inference
-  PackedWeights cache;
+  // int8 with W not frozen (quantized at each call), and W frozen (quantized once, here)
+  const WeightForm per_call{Precision::int8, nullptr}, frozen = inference_form(W, Precision::int8);
   for (int64_t rows : {int64_t{1}, int64_t{4}, kRows}) {
     const Tensor x = random_tensor({rows, kIn}, 11 + rows);
     Tensor f = linear(Var(x), vW, vb).value();
-    Tensor once, cached;
-    {
-      PrecisionScope scope(Precision::int8);
-      once = linear(Var(x), vW, vb).value();
-    }
-    {
-      PrecisionScope scope(Precision::int8, &cache);
-      cached = linear(Var(x), vW, vb).value();
-    }
+    Tensor once = linear(Var(x), vW, vb, per_call).value();
+    Tensor cached = linear(Var(x), vW, vb, frozen).value();
     const Tensor ref = int8_reference(x, W, b, rows, kOut, kIn);
     const double r = max_rel_diff(once, f), e = max_rel_diff(once, ref), c = max_rel_diff(cached, once);
     std::printf("[int8 linear] rows %lld: max rel diff vs f32 %.2e (tolerance 3e-2), vs exact int8 "
@@ -198,36 +192,29 @@ TEST(PrecisionTest, Int8LinearInference) {
     EXPECT_LT(e, 1e-6);
     EXPECT_EQ(c, 0.0);
   }
-  EXPECT_EQ(cache.size(), 1u) << "the weight is quantized once for all row counts";
+  EXPECT_GE(converted_bytes(frozen), kOut * kIn) << "the weight is quantized once for all row counts";
   // int8 refuses to train.
-  PrecisionScope scope(Precision::int8);
+  EXPECT_THROW(training_form(Precision::int8), Error);
   Tape tape;
   TapeScope ts(tape);
-  EXPECT_THROW(linear(Var(random_tensor({2, kIn}, 9)), vW, vb), Error);
+  EXPECT_THROW(linear(Var(random_tensor({2, kIn}, 9)), vW, vb, per_call), Error);
 }
 
 TEST(PrecisionTest, Bf16InferenceCacheMatchesPerCallRounding) {
   const Tensor W = random_tensor({kOut, kIn}, 22, 0.1f), b = random_tensor({kOut}, 23);
   Var vW(W), vb(b);
-  PackedWeights cache;
+  const WeightForm frozen = inference_form(W, Precision::bf16);
   // 300 rows: past kOnednnNarrowRows, the packed product runs 256 rows and then 44 (onednn_rows.h)
   for (int64_t rows : {int64_t{1}, kRows, int64_t{300}}) {
     const Tensor x = random_tensor({rows, kIn}, 21 + rows);
-    Tensor per_call, cached;
-    {
-      PrecisionScope scope(Precision::bf16);
-      per_call = linear_relu(Var(x), vW, vb).value();
-    }
-    {
-      PrecisionScope scope(Precision::bf16, &cache);
-      cached = linear_relu(Var(x), vW, vb).value();
-    }
+    Tensor per_call = linear_relu(Var(x), vW, vb, WeightForm{Precision::bf16, nullptr}).value();
+    Tensor cached = linear_relu(Var(x), vW, vb, frozen).value();
     const double d = max_rel_diff(cached, per_call);
     std::printf("[bf16 inference] rows %lld: packed (cached) vs per-call rounding max rel diff %.2e "
                 "(tolerance 1e-6)\n", static_cast<long long>(rows), d);
     EXPECT_LT(d, 1e-6);
   }
-  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_GE(converted_bytes(frozen), 2 * kOut * kIn) << "the weight is rounded to bf16 once";
 }
 
 }  // namespace

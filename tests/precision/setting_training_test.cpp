@@ -20,27 +20,27 @@
 namespace attn {
 namespace {
 
-TEST(PrecisionTest, SettingDefaultsScopesAndNames) {
-  EXPECT_EQ(current_precision(), Precision::fp32);
-  EXPECT_EQ(current_packed_weights(), nullptr);
-  {
-    PrecisionScope outer(Precision::bf16);
-    EXPECT_EQ(current_precision(), Precision::bf16);
-    {
-      PrecisionScope inner(Precision::int8);
-      EXPECT_EQ(current_precision(), Precision::int8);
-    }
-    EXPECT_EQ(current_precision(), Precision::bf16);
-    Precision other = Precision::int8;
-    std::thread([&] { other = current_precision(); }).join();
-    EXPECT_EQ(other, Precision::fp32) << "a scope is per thread";
-  }
-  EXPECT_EQ(current_precision(), Precision::fp32);
+TEST(PrecisionTest, SettingDefaultsFormsAndNames) {
+  // No ambient precision: a weight's form says how its products run, fp32 unless prepared.
+  const WeightForm plain;
+  EXPECT_EQ(plain.precision, Precision::fp32);
+  EXPECT_EQ(plain.frozen, nullptr);
+  const WeightForm trained = training_form(Precision::bf16);
+  EXPECT_EQ(trained.precision, Precision::bf16);
+  EXPECT_EQ(trained.frozen, nullptr) << "a trained weight changes: nothing is converted ahead";
+  const Tensor W = Tensor::zeros({8, 16});
+  const WeightForm frozen = inference_form(W, Precision::int8);
+  EXPECT_EQ(frozen.precision, Precision::int8);
+  EXPECT_NE(frozen.frozen, nullptr);
+  Precision other = Precision::fp32;
+  std::thread([&] { other = frozen.precision; }).join();
+  EXPECT_EQ(other, Precision::int8) << "a form is the same from every thread";
   for (Precision p : {Precision::fp32, Precision::bf16, Precision::int8})
     EXPECT_EQ(parse_precision(precision_name(p)), p);
   EXPECT_THROW(parse_precision("fp16", "train.precision"), Error);
   try {
     parse_precision("half", "train.precision");
+    ADD_FAILURE() << "\"half\" was accepted as a precision";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("train.precision"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("half"), std::string::npos) << e.what();
@@ -72,15 +72,15 @@ TEST(PrecisionTest, TrainingPrecisionAutoFollowsTheCpu) {
   EXPECT_THROW(parse_training_precision("fp16"), Error);
 }
 
-TEST(PrecisionTest, Fp32ScopeIsBitIdenticalToDefault) {
+TEST(PrecisionTest, Fp32FormsAreBitIdenticalToDefault) {
   Tensor x = Tensor::empty({9, 40}), W = Tensor::empty({24, 40}), b = Tensor::empty({24});
   Rng rng(3);
   fill_normal(x, 0, 1, rng);
   fill_normal(W, 0, 1, rng);
   fill_normal(b, 0, 1, rng);
   std::vector<float> plain = linear(Var(x), Var(W), Var(b)).value().to_vector();
-  PrecisionScope scope(Precision::fp32);
-  EXPECT_EQ(linear(Var(x), Var(W), Var(b)).value().to_vector(), plain);
+  EXPECT_EQ(linear(Var(x), Var(W), Var(b), training_form(Precision::fp32)).value().to_vector(), plain);
+  EXPECT_EQ(linear(Var(x), Var(W), Var(b), inference_form(W, Precision::fp32)).value().to_vector(), plain);
 }
 
 // Losses of `steps` Adam steps on one fixed batch of a small Transformer, in precision p.
@@ -106,9 +106,9 @@ std::vector<float> train_losses(Precision p, int steps) {
       tout.push_back(tgt[b * (T + 1) + t + 1]);
     }
   Tensor s = Tensor::from_ids(src, {B, T}), ti = Tensor::from_ids(tin, {B, T}), to = Tensor::from_ids(tout, {B, T});
+  prepare(m, p, Use::training);
   Adam adam(m.parameters());
   std::vector<float> losses;
-  PrecisionScope scope(p);
   for (int step = 0; step < steps; ++step) {
     Tape tape;
     Var loss;

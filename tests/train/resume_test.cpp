@@ -95,15 +95,16 @@ TranslationTrainOptions small_run(const std::string& dir, const std::string& mod
 // Trains 10 steps straight, and 6 + 4 with a stop and --resume between, in `precision`; the
 // logged losses must agree bit for bit.
 void expect_resume_is_exact(Precision precision, const std::string& name) {
-  PrecisionScope scope(precision);
   std::string dir = temp_dir(name);
   write_corpus(dir, 400, 300);
 
   TranslationTrainOptions straight = small_run(dir, dir + "/straight");
+  straight.precision = precision;
   straight.max_steps = 10;
   train_translation(straight);
 
   TranslationTrainOptions first = small_run(dir, dir + "/stopped");
+  first.precision = precision;
   first.max_steps = 6;
   train_translation(first);
   TranslationTrainOptions second = first;

@@ -1,18 +1,12 @@
 // One entry point for every matrix product in attn (CTranslate2's primitives::gemm):
 //   C = alpha * op(A) op(B) + beta * C,   op(X) = X or X^T,
-// row-major, with leading dimensions in elements. The backend is a BLAS library chosen by
-// measurement on this machine (see bench/gemm.cpp and docs/performance.md); gemm_reference is the
-// naive triple loop the tests compare it with.
-//
-// Backend (measured, docs/performance.md): oneDNN for everything (dnnl_sgemm; its matmul
-// primitive for x W^T with 16 < M <= 32 and for weight gradients A^T B over K >= 1024 rows, see
-// gemm_dispatch), but x W^T with M <= 16: attn's gemm_few_rows. Debian's oneDNN runs on the
-// same OpenMP (libgomp) threads as attn's own loops, so the two never oversubscribe the cores;
-// it is 1.5-2x faster than Debian's OpenBLAS here (OPENBLAS_CORETYPE=Haswell) on the
-// Transformer's shapes, and as fast as a gemv for M == 1. OpenBLAS (pthread build) is kept out
-// of gemm(): its worker threads busy-wait for ~0.1 s after loading and after every threaded
-// call, slowing the OpenMP work that runs meanwhile 5-9x. It stays available for comparison in
-// gemm_openblas.h.
+// row-major, with leading dimensions in elements. Which kernel runs is the dispatch table's
+// choice (kernels/dispatch.h): mostly oneDNN (dnnl_sgemm, or its matmul primitive for shapes where
+// it was measured faster), attn's gemm_few_rows for x W^T over a few rows. oneDNN runs on the same
+// OpenMP (libgomp) threads as attn's own loops, so the two never oversubscribe the cores. Debian's
+// OpenBLAS (gemm_openblas.h) is kept out of gemm(): its pthreads busy-wait after every call and
+// slow the OpenMP work that runs meanwhile 5-9x; it stays for comparison in benchmarks.
+// gemm_reference is the naive triple loop the tests compare with.
 //
 // As with any BLAS, beta == 0 means C is not read (NaNs in it do not propagate). Results are
 // deterministic for a fixed thread count.
@@ -52,7 +46,7 @@ int num_threads();
 
 // ---- Backends, for benchmarks and tests. gemm() picks among them; these force one. ----
 enum class GemmBackend {
-  automatic,      // what gemm_dispatch() picks
+  automatic,      // what gemm_dispatch() picks (the dispatch table)
   onednn,         // dnnl_sgemm on OpenMP threads
   onednn_matmul,  // oneDNN matmul primitive, created once per shape and cached
   few_rows,       // x W^T for few rows, W read in place (gemm_few_rows.h)
@@ -62,8 +56,7 @@ const char* backend_name(GemmBackend b);
 GemmBackend gemm_dispatch(const GemmArgs& g);  // what gemm() would use for g
 void gemm(const GemmArgs& g, GemmBackend backend);
 
-// How gemm_batched runs the batch.
-// batched_dispatch: onednn_matmul, except parallel_onednn for M == 1 or N == 1 (decoding).
+// How gemm_batched runs the batch (batched_dispatch: the dispatch table's choice).
 enum class BatchedBackend {
   automatic,        // what batched_dispatch() picks
   parallel_onednn,  // OpenMP over the batch, single-threaded dnnl_sgemm per item

@@ -16,14 +16,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <tuple>
 
 #include "attn/kernels/onednn_rows.h"
 #include "attn/kernels/precision.h"
-#include "attn/tensor/tensor.h"
 
 namespace attn {
 
@@ -43,6 +39,7 @@ struct PackedWeight;  // a weight [n, k] in bf16 or s8 with its scales (src/kern
 // the rows f32_panels_for() takes (include/attn/kernels/gemm_panels.h).
 std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int64_t n, int64_t k, int64_t ldw);
 Precision packed_precision(const PackedWeight& w);
+int64_t packed_weight_bytes(const PackedWeight& w);  // its copies of the weight, in every layout made so far
 
 // Which int8 product gemm_packed runs: oneDNN's matmul, or the VNNI kernel for few rows
 // (include/attn/kernels/gemm_s8_gemv.h); automatic: VNNI for m <= kS8GemvMaxRows when the CPU
@@ -82,25 +79,5 @@ struct PackedGemmArgs {
 };
 void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w);
 bool uses_s8_gemv(const PackedGemmArgs& g, const PackedWeight& w);  // the VNNI kernel would run
-
-// The inference cache of converted weights: one PackedWeight per (weight tensor, precision),
-// keyed by the tensor's storage, offset, shape and strides. An entry holds the storage alive, so
-// its address cannot be reused by another tensor while cached. The weights must not change while
-// the cache is in use: it belongs beside a loaded model, for inference (PrecisionScope).
-class PackedWeights {
- public:
-  std::shared_ptr<const PackedWeight> get(const Tensor& W, Precision p);  // W: f32 [n, k]
-  size_t size() const;
-  void clear();
-
- private:
-  using Key = std::tuple<const void*, int64_t, int64_t, int64_t, int64_t, int>;  // storage, offset, n, k, ld, p
-  struct Entry {
-    std::shared_ptr<Storage> storage;
-    std::shared_ptr<const PackedWeight> weight;
-  };
-  mutable std::mutex mutex_;
-  std::map<Key, Entry> entries_;
-};
 
 }  // namespace attn

@@ -7,15 +7,9 @@
 //   int8  inference only: weights quantized to s8 per output row, activations per row at each
 //         call (dynamic), s32 accumulation (VNNI/AMX through oneDNN), f32 outputs.
 //
-// The setting is per thread, like the autodiff tape: a PrecisionScope sets it for the calling
-// thread for its lifetime; threads with no scope use the process-wide default (fp32 unless
-// set_default_precision changed it). The ops run on the thread that calls them, so a scope
-// around a training step or a decode covers all of its products.
-//
-// Inference converts each weight once when the scope is given a PackedWeights cache
-// (include/attn/kernels/gemm_int8.h): the caller owns it beside the loaded model and must not
-// change the weights while it is installed. Without one (training, validation during training) weights are
-// converted at every forward, so a weight that changes is never served stale.
+// A model's precision is fixed when it is loaded or built for training (models/prepare.h) and
+// reaches the ops as an argument (ops/weight_form.h): no precision is held per thread or process,
+// so models of different precisions run side by side, from any threads.
 #pragma once
 
 #include <string_view>
@@ -44,27 +38,5 @@ bool onednn_has_bf16_matmul();
 bool cpu_has_int8_dot();
 // A training precision: fp32, bf16, or auto (bf16 where cpu_has_native_bf16(), else fp32).
 Precision parse_training_precision(std::string_view name, std::string_view what = "train.precision");
-
-Precision default_precision();
-void set_default_precision(Precision p);  // process-wide, atomic
-Precision current_precision();            // this thread's scope, else the default
-
-class PackedWeights;
-PackedWeights* current_packed_weights();  // this thread's inference cache, or nullptr
-
-// Sets this thread's precision (and inference weight cache, may be nullptr) for its lifetime,
-// restoring the previous ones after. Scopes nest.
-class PrecisionScope {
- public:
-  explicit PrecisionScope(Precision p, PackedWeights* weights = nullptr);
-  ~PrecisionScope();
-  PrecisionScope(const PrecisionScope&) = delete;
-  PrecisionScope& operator=(const PrecisionScope&) = delete;
-
- private:
-  Precision previous_precision_;
-  bool previous_set_;
-  PackedWeights* previous_weights_;
-};
 
 }  // namespace attn

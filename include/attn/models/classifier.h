@@ -68,6 +68,10 @@ Classifier classifier_from_tensors(const ClassifierConfig& c, std::map<std::stri
 // ids [batch, pad_size] (i32, <PAD> = 0) -> logits [batch, classes].
 Var classifier_logits(const Classifier& m, const Tensor& ids, const Context& ctx);
 
+// Fixes how m's products run: precision p, for training or (frozen weights) inference. A model is
+// built or loaded in fp32 for training; inference prepares it once after loading.
+void prepare(Classifier& m, Precision p, Use use);
+
 // Inference: softmax probabilities [batch, classes] of ids [n, pad_size], in batches.
 Tensor classifier_probabilities(const Classifier& m, const Tensor& ids, int64_t batch = 256);
 

@@ -51,6 +51,10 @@ RnnSeq2Seq rnn_seq2seq_from_tensors(const TransformerConfig& config, std::map<st
                                     const std::string& source);
 
 // The encoder's side of a batch: states, attention keys, padding, the decoder's first state.
+// Fixes how m's linear layers and attention products run: precision p, for training or (frozen
+// weights) inference.
+void prepare(RnnSeq2Seq& m, Precision p, Use use);
+
 struct RnnMemory {
   Var states;  // H [B, S, enc_out]
   Var keys;    // score_keys(H)

@@ -29,6 +29,12 @@ Seq2Seq make_seq2seq(const TransformerConfig& config, uint64_t seed);
 Seq2Seq as_seq2seq(Transformer m);
 Seq2Seq as_seq2seq(RnnSeq2Seq m);
 
+// Fixes how m's products run: precision p, for training or (frozen weights) inference. Models are
+// made and loaded in fp32 for training; inference prepares a loaded model once.
+void prepare(Seq2Seq& m, Precision p, Use use);
+// m sharing its weights, prepared as asked: e.g. validation in fp32 of a model training in bf16.
+Seq2Seq prepared(const Seq2Seq& m, Precision p, Use use);
+
 // Teacher-forced logits [B, T, V] of tgt_in [B, T] (bos first) given src [B, S]; with
 // feeding.teacher_forcing < 1, scheduled sampling (models/scheduled_sampling.h).
 Var seq2seq_logits(const Seq2Seq& m, const Tensor& src, const Tensor& tgt_in, const Context& ctx,

@@ -63,6 +63,10 @@ Transformer make_transformer(const TransformerConfig& config, uint64_t seed);
 Transformer transformer_from_tensors(const TransformerConfig& config, std::map<std::string, Tensor> tensors,
                                      const std::string& source);
 
+// Fixes how m's products run: precision p, for training or (frozen weights) inference. A model is
+// built or loaded in fp32 for training; inference prepares it once after loading.
+void prepare(Transformer& m, Precision p, Use use);
+
 // The padding mask of a batch of ids: [batch, len] I32, 1 where ids == pad_id.
 Tensor padding_mask(const Tensor& ids, int32_t pad_id);
 

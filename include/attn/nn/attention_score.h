@@ -28,7 +28,11 @@ struct AttentionScore {
   Var W;     // bilinear: W [d_q, d_k];  additive: W_a [A, d_q] (no bias)
   Linear U;  // additive: U_a [A, d_k] and its bias [A]
   Var v;     // additive: v_a [1, A]
+  Precision precision = Precision::fp32;  // of the score's products (bf16 in bf16 training)
 };
+
+// Fixes the precision of the score's products, for training or inference (models/prepare.h).
+void prepare(AttentionScore& s, Precision p, Use use);
 
 // The keys as the score reads them, computed once per source sentence: U_a k + b [B, S, A] for
 // additive, k itself otherwise. k: [B, S, d_k].

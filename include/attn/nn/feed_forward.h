@@ -16,5 +16,7 @@ struct FeedForward {
 };
 
 Var forward(const FeedForward& f, const Var& x, const Context& ctx);
+// Fixes how f's products run: precision p, for training or (frozen weights) inference.
+void prepare(FeedForward& f, Precision p, Use use);
 
 }  // namespace attn

@@ -13,8 +13,14 @@ namespace attn {
 struct Linear {
   Var W;  // [out, in]
   Var b;  // [out]; may be undefined
+  WeightForm form;  // how products with W run: set when the model is prepared (models/prepare.h)
 };
-inline Var forward(const Linear& l, const Var& x) { return linear(x, l.W, l.b); }
+inline Var forward(const Linear& l, const Var& x) { return linear(x, l.W, l.b, l.form); }
+// Fixes how l's products run: precision p, for training or (frozen weights) inference.
+// (A layer a configuration leaves out, W undefined, stays as it is.)
+inline void prepare(Linear& l, Precision p, Use use) {
+  if (l.W.defined()) l.form = weight_form(l.W.value(), p, use);
+}
 
 // LN(x) = gamma (x - mean) / sqrt(var + 1e-5) + beta (nn.LayerNorm)
 struct LayerNorm {
@@ -41,7 +47,7 @@ inline Var apply_dropout(const Var& x, const Context& ctx) {
 // when ctx.dropout_output asks for the sub-layer's output dropout.
 inline Var forward_output(const Linear& l, const Var& x, const Context& ctx) {
   if (!ctx.dropout_output || !ctx.training || ctx.dropout == 0.0f) return forward(l, x);
-  return linear_dropout(x, l.W, l.b, false, ctx.dropout, *ctx.rng, true);
+  return linear_dropout(x, l.W, l.b, false, ctx.dropout, *ctx.rng, true, l.form);
 }
 
 }  // namespace attn

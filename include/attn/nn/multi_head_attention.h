@@ -22,7 +22,16 @@ struct MultiHeadAttention {
   Var b_in;  // [3 d_model] (in_proj_bias)
   Linear out;  // W^O and its bias (out_proj)
   AttentionScore score;  // scaled_dot (default): the fused path; others: nn/attention_score.h, per head
+  // How the in-projection's products run (ops/weight_form.h): W_in whole for self-attention;
+  // its rows W^Q and [W^K; W^V] apart for encoder-decoder attention.
+  WeightForm in_form, q_form, kv_form;
 };
+
+// Which attention a MultiHeadAttention computes: its inference forms are made for that one.
+enum class AttentionKind { self, cross };
+
+// Fixes how m's products run: precision p, for training or (frozen weights) inference.
+void prepare(MultiHeadAttention& m, AttentionKind kind, Precision p, Use use);
 
 // Keys and values of the positions decoded so far (incremental decoding), by slot: k, v [slots, h,
 // capacity, d_k], the first `length` positions filled.

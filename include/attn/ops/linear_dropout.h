@@ -6,6 +6,7 @@
 #pragma once
 
 #include "attn/autodiff/var.h"
+#include "attn/ops/weight_form.h"
 #include "attn/tensor/random.h"
 
 namespace attn {
@@ -14,6 +15,8 @@ namespace attn {
 // relu, relu_dropout), in the same order, so the result equals the unfused ops' up to the rounding
 // of the bias (added after the product instead of before). Not training or p == 0: linear, or
 // linear_relu.
-Var linear_dropout(const Var& x, const Var& W, const Var& b, bool relu, float p, Rng& rng, bool training);
+// The product runs as W's form says (fp32 or bf16: this op is for training).
+Var linear_dropout(const Var& x, const Var& W, const Var& b, bool relu, float p, Rng& rng, bool training,
+                   const WeightForm& form = {});
 
 }  // namespace attn

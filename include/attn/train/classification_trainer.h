@@ -40,6 +40,7 @@ struct ClassificationTrainOptions {
   int64_t checkpoint_every = 0;   // batches (0: at the end of each epoch)
   int keep_checkpoints = 2;
   uint64_t seed = 1;
+  Precision precision = Precision::fp32;  // of the products in training (fp32 or bf16); validation runs in fp32
   bool resume = false;
 };
 

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "attn/kernels/precision.h"
 #include "attn/models/scheduled_sampling.h"
 #include "attn/models/transformer_config.h"
 #include "attn/train/schedule.h"
@@ -40,6 +41,7 @@ struct TranslationTrainOptions {
   BudgetClock clock = BudgetClock::wall;  // what max_minutes (and elapsed) count: wall or CPU time
   int64_t max_epochs = 0;
   uint64_t seed = 1;
+  Precision precision = Precision::fp32;  // of the products in training (fp32 or bf16); validation runs in fp32
 
   int64_t log_every = 50;
   int64_t checkpoint_every = 0;      // steps (0: by time only)

@@ -1,0 +1,67 @@
+// The training loop every task shares (translation, classification): the budget (steps, epochs,
+// minutes on the wall or CPU clock), progress lines with ETA, validation, checkpoints, resume's
+// starting point and early stopping. A task supplies its step, its validation (with its metric and
+// its rule for stopping early), the state its checkpoints carry, and the words of its progress
+// lines.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/train/adam.h"
+#include "attn/train/progress.h"
+
+namespace attn {
+
+struct LoopOptions {
+  std::string model_dir;  // checkpoints/ and train_log.jsonl go here
+  int64_t max_steps = 0, max_epochs = 0;  // budgets (0 = none); the first reached ends the run
+  double max_minutes = 0.0;
+  int64_t log_every = 50;          // steps between progress lines (and one when the budget ends)
+  int64_t validate_every = 0;      // steps between validations (0: none by steps)
+  bool validate_each_epoch = false;
+  int64_t checkpoint_every = 0;    // steps between checkpoints (0: none by steps)
+  double checkpoint_minutes = 0.0; // minutes between checkpoints (0: none by time)
+  bool checkpoint_each_epoch = false;
+  int keep_checkpoints = 3;
+  // The batches of an epoch and of a step, for the ETA of an epoch budget.
+  int64_t batches_per_epoch = 0, batches_per_step = 1;
+};
+
+// Sums over one or more steps, which a task's progress line turns into its figures.
+struct StepSums {
+  double loss_sum = 0;      // the loss times its weight (target tokens, or 1 per batch), summed
+  int64_t loss_weight = 0;
+  int64_t items = 0;        // target tokens, or samples
+  int64_t correct = 0;      // samples predicted right (classification)
+  StepSums& operator+=(const StepSums& s);
+};
+
+// Where the run stands: the step count and the clock, both carried across a resume.
+struct LoopClock {
+  int64_t step = 0;
+  double elapsed_before = 0;  // seconds of earlier runs (resume)
+  Stopwatch watch;
+  double elapsed() const { return elapsed_before + watch.seconds(); }
+};
+
+struct TrainingTask {
+  std::function<StepSums()> step;  // one optimizer step (it advances the clock's step)
+  std::function<int64_t()> epoch;  // the epoch the next step trains in (0 = the first)
+  // Validates, logs and saves the best model; true: stop early. Empty: no dev set.
+  std::function<bool(ProgressLog&)> validate;
+  std::function<nlohmann::json()> state;  // what a checkpoint keeps beside the step and Adam
+  // A progress line's task figures (JSON fields, text) over `sums` and `seconds`.
+  std::function<std::pair<nlohmann::json, std::string>(const StepSums& sums, double seconds)> progress;
+};
+
+// Trains until a budget is spent or the task stops early, writing progress, validations and
+// checkpoints. Validation runs before the checkpoint of the same step, so that a checkpoint holds
+// the best-so-far of its step. When the last step was not validated, it is validated at the end.
+void run_training_loop(const LoopOptions& o, LoopClock& clock, Adam& adam, TrainingTask& task);
+
+}  // namespace attn
