@@ -150,7 +150,7 @@ std::string describe_rule(const KeyRule& rule, const Field& f) {
   return std::string("in ") + (b.min_open ? "(" : "[") + text(b.min) + ", " + text(b.max) + (b.max_open ? ")" : "]");
 }
 
-std::set<std::string> load_config(const std::string& path, const std::vector<std::string>& sets,
+std::set<std::string> load_config(const std::string& path, const std::vector<Override>& sets,
                                   const std::vector<BoundKey>& keys, const std::set<std::string>& skipped) {
   std::set<std::string> given;
   if (!path.empty()) {
@@ -167,20 +167,21 @@ std::set<std::string> load_config(const std::string& path, const std::vector<std
       given.insert(it.key());
     }
   }
-  for (const std::string& s : sets) {
+  for (const Override& o : sets) {
+    const std::string& s = o.key_value;
     auto eq = s.find('=');
-    check(eq != std::string::npos && eq > 0, "--set needs key=value, got '", s, "'");
+    check(eq != std::string::npos && eq > 0, o.flag, " needs key=value, got '", s, "'");
     std::string key = s.substr(0, eq), text = s.substr(eq + 1);
     if (skipped.count(key)) continue;
     const BoundKey* k = find(keys, key);
-    check(k != nullptr, "--set: unknown key '", key, "' (attn train --help-config lists them)");
+    check(k != nullptr, o.flag, ": unknown key '", key, "' (attn train --help-config lists them)");
     nlohmann::json v;
     try {
-      v = io::parse_yaml("v: " + text, "--set " + key)["v"];
+      v = io::parse_yaml("v: " + text, o.flag + " " + key)["v"];
     } catch (const std::out_of_range&) {  // a whole number past 64 bits
-      fail("--set: key '", key, "' must be ", describe_rule(*k->rule, k->field), ", got ", text);
+      fail(o.flag, ": key '", key, "' must be ", describe_rule(*k->rule, k->field), ", got ", text);
     }
-    set_field(*k, v, "--set");
+    set_field(*k, v, o.flag);
     given.insert(key);
   }
   return given;

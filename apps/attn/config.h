@@ -67,10 +67,19 @@ std::vector<BoundKey> bind(const std::vector<ConfigKey<S>>& table, S& settings) 
   return out;
 }
 
-// Sets the fields from the config file at `path` (may be empty), then from the --set key=value
-// overrides, in that order. Keys in `skipped` are accepted and left alone (the task, chosen
+// An override on the command line: "key=value", and the flag it came from (--set, or a shortcut
+// such as --max-steps), which its errors name.
+struct Override {
+  Override(std::string key_value, std::string flag = "--set") : key_value(std::move(key_value)), flag(std::move(flag)) {}
+  Override(const char* key_value) : key_value(key_value) {}
+  std::string key_value;
+  std::string flag = "--set";
+};
+
+// Sets the fields from the config file at `path` (may be empty), then from the overrides, in
+// that order. Keys in `skipped` are accepted and left alone (the task, chosen
 // before the table). Returns the keys given.
-std::set<std::string> load_config(const std::string& path, const std::vector<std::string>& sets,
+std::set<std::string> load_config(const std::string& path, const std::vector<Override>& sets,
                                   const std::vector<BoundKey>& keys, const std::set<std::string>& skipped);
 
 // Sets one field from a parsed value, or throws attn::Error naming `where` and the key.

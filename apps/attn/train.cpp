@@ -18,14 +18,14 @@ namespace {
 using nlohmann::json;
 
 // The task a command line asks for: --set task=..., else the config file's task key.
-std::string requested_task(const std::string& config_path, const std::vector<std::string>& sets) {
+std::string requested_task(const std::string& config_path, const std::vector<Override>& sets) {
   std::string task = "translation";
   if (!config_path.empty()) {
     json j = io::parse_yaml(io::read_file(config_path), config_path);
     if (j.is_object() && j.contains("task") && j["task"].is_string()) task = j["task"].get<std::string>();
   }
-  for (const std::string& s : sets)
-    if (s.rfind("task=", 0) == 0) task = s.substr(5);
+  for (const Override& o : sets)
+    if (o.key_value.rfind("task=", 0) == 0) task = o.key_value.substr(5);
   check(task == "translation" || task == "classification", "task '", task, "' is not known (translation, classification)");
   return task;
 }
@@ -59,15 +59,15 @@ int run_train(int argc, char** argv) {
   args.add_flag("--resume", f.resume, "continue from the newest checkpoint in model_dir, exactly");
   args.add_flag("--help-config", f.help_config, "list every configuration key with its default and meaning");
   if (!parse(args, argc, argv)) return 0;
-  std::vector<std::string> sets = f.sets;
-  // The shortcuts are --set overrides after the others, checked by the key's own rule.
-  if (!f.max_steps.empty()) sets.push_back("train.max_steps=" + f.max_steps);
-  if (!f.max_minutes.empty()) sets.push_back("train.max_minutes=" + f.max_minutes);
-  if (!f.model_dir.empty()) sets.push_back("model_dir=" + f.model_dir);
-  if (f.threads > 0) sets.push_back("train.threads=" + std::to_string(f.threads));
-  if (!f.precision.empty()) sets.push_back("train.precision=" + f.precision);
-  for (std::string& s : sets)  // --set model=rnn: the model family (model.* are its settings)
-    if (s.rfind("model=", 0) == 0) s = "model.type=" + s.substr(6);
+  std::vector<Override> sets(f.sets.begin(), f.sets.end());
+  // The shortcuts are overrides after the --set ones, checked by the key's own rule, named in errors.
+  if (!f.max_steps.empty()) sets.push_back({"train.max_steps=" + f.max_steps, "--max-steps"});
+  if (!f.max_minutes.empty()) sets.push_back({"train.max_minutes=" + f.max_minutes, "--max-minutes"});
+  if (!f.model_dir.empty()) sets.push_back({"model_dir=" + f.model_dir, "--model-dir"});
+  if (f.threads > 0) sets.push_back({"train.threads=" + std::to_string(f.threads), "--threads"});
+  if (!f.precision.empty()) sets.push_back({"train.precision=" + f.precision, "--precision"});
+  for (Override& o : sets)  // --set model=rnn: the model family (model.* are its settings)
+    if (o.key_value.rfind("model=", 0) == 0) o.key_value = "model.type=" + o.key_value.substr(6);
   std::string task = requested_task(f.config, sets);
   if (f.help_config) {
     std::printf("task: %s\n%s", task.c_str(), describe_defaults(task).c_str());

@@ -137,7 +137,7 @@ const std::vector<ConfigKey<ClassificationRun>>& classification_keys() {
   return keys;
 }
 
-TranslationRun load_translation_run(const std::string& path, const std::vector<std::string>& sets) {
+TranslationRun load_translation_run(const std::string& path, const std::vector<Override>& sets) {
   TranslationRun r;
   std::set<std::string> given = load_config(path, sets, bind(translation_keys(), r), {"task"});
   TranslationTrainOptions& o = r.o;
@@ -153,7 +153,7 @@ TranslationRun load_translation_run(const std::string& path, const std::vector<s
   return r;
 }
 
-ClassificationRun load_classification_run(const std::string& path, const std::vector<std::string>& sets) {
+ClassificationRun load_classification_run(const std::string& path, const std::vector<Override>& sets) {
   ClassificationRun r;
   load_config(path, sets, bind(classification_keys(), r), {"task"});
   ClassificationTrainOptions& o = r.o;

@@ -32,8 +32,8 @@ const std::vector<ConfigKey<ClassificationRun>>& classification_keys();
 
 // The run a config file (may be empty) and --set overrides describe, checked key by key and as a
 // whole (the model's fields together, a decay that needs a budget).
-TranslationRun load_translation_run(const std::string& path, const std::vector<std::string>& sets);
-ClassificationRun load_classification_run(const std::string& path, const std::vector<std::string>& sets);
+TranslationRun load_translation_run(const std::string& path, const std::vector<Override>& sets);
+ClassificationRun load_classification_run(const std::string& path, const std::vector<Override>& sets);
 
 // --help-config: the keys of a task ("translation" or "classification") with their defaults.
 std::string describe_defaults(const std::string& task);

@@ -77,7 +77,8 @@ TEST(Flags, ConfigValuesAreCheckedByTheirKey) {
   expect_refused("train --set train.max_tokens=32.7", {"'train.max_tokens'", "32.7"});
   expect_refused("train --set train.lr=0", {"'train.lr'"});
   expect_refused("train --set train.label_smoothing=1", {"'train.label_smoothing'"});
-  expect_refused("train --max-steps 99999999999999999999", {"'train.max_steps'"});
+  expect_refused("train --max-steps 99999999999999999999", {"--max-steps", "'train.max_steps'"});
+  expect_refused("train --max-minutes -1", {"--max-minutes", "'train.max_minutes'"});
   expect_refused("train --set task=classification --set model.dropout=-0.5", {"'model.dropout'"});
   CliRun r = run("train --help-config");
   EXPECT_EQ(r.exit_code, 0);
