@@ -64,57 +64,79 @@ Var attention_scores(const AttentionScore& s, const Var& q, const Var& keys) {
   fail("attention scores: unknown score kind");
 }
 
-Var attend(const AttentionScore& s, const Var& q, const Var& keys, const Var& values, const Tensor& mask,
-           Tensor* weights) {
-  Var e = attention_scores(s, q, keys);  // [B, Tq, S]
-  if (mask.defined()) e = masked_fill(e, mask, -std::numeric_limits<float>::infinity());
-  // alpha = softmax(e) over the source positions             [B, Tq, S]
-  Var alpha = softmax(e);
-  if (weights) *weights = alpha.value();
-  // c = sum_i alpha_i v_i                                     [B, Tq, d_v]
-  return matmul(alpha, values, false, false, s.precision);
-}
-
 namespace {
 
-// 1 where query i must not see key j: padding, and j > i + (S - Tq) when causal. [B, 1, Tq, S]
-Tensor combined_mask(const AttentionMask& mask, int64_t B, int64_t Tq, int64_t S) {
-  Tensor m = Tensor::zeros({B, 1, Tq, S});
-  float* pm = m.data<float>();
-  Tensor pad = mask.key_padding.defined() ? mask.key_padding.contiguous() : Tensor();
-  if (pad.defined() && pad.shape() != Shape{B, S})
-    fail("attention: key padding mask ", shape_str(pad.shape()), " should be [", B, ", ", S, "]");
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t i = 0; i < Tq; ++i)
-      for (int64_t j = 0; j < S; ++j) {
-        bool padded = pad.defined() && pad.data<int32_t>()[b * S + j] != 0;
-        bool future = mask.causal && j > i + (S - Tq);
-        pm[(b * Tq + i) * S + j] = padded || future ? 1.0f : 0.0f;
-      }
-  return m;
+// Attention with score s over heads q [B, h, Tq, d_q] and k, v [B, h, S, d]: the fused op of
+// ops/attention.h, its scores the product of queries and keys (scaled_dot, dot, bilinear after
+// projecting the queries) or, for additive, computed here and given to it.
+Var heads_attention(const AttentionScore& s, const Var& q, const Var& k, const Var& v, const AttentionMask& mask,
+                    AttentionOptions o) {
+  const int64_t B = q.size(0), h = q.size(1), Tq = q.size(2), S = k.size(2);
+  switch (s.kind) {
+    case ScoreKind::scaled_dot:  // e = q^T k / sqrt(d_k)
+      o.scale = 0.0f;
+      return scaled_dot_product_attention(q, k, v, mask, o);
+    case ScoreKind::dot:  // e = q^T k
+      o.scale = 1.0f;
+      return scaled_dot_product_attention(q, k, v, mask, o);
+    case ScoreKind::bilinear: {  // e = q^T W k = (q W) k
+      Var qW = reshape(matmul(reshape(q, {B * h * Tq, q.size(3)}), s.W, false, false, s.precision),
+                       {B, h, Tq, s.W.size(1)});
+      o.scale = 1.0f;
+      return scaled_dot_product_attention(qW, k, v, mask, o);
+    }
+    case ScoreKind::additive: {  // e = v_a^T tanh(W_a q + U_a k), heads folded into the batch
+      Var keys = score_keys(s, reshape(k, {B * h, S, k.size(3)}));
+      Var e = reshape(attention_scores(s, reshape(q, {B * h, Tq, q.size(3)}), keys), {B, h, Tq, S});
+      return attention_from_scores(e, v, mask, o);
+    }
+  }
+  fail("attention: unknown score kind");
+}
+
+// A mask of attend() (nonzero = not attended, [B, 1, S] or [B, S]) as a key padding mask.
+Tensor key_padding_of(const Tensor& mask, int64_t B, int64_t S) {
+  if (!mask.defined()) return Tensor();
+  if (!(mask.numel() == B * S && (mask.dim() == 2 || (mask.dim() == 3 && mask.size(1) == 1))))
+    fail("attend: the mask must be [B, 1, S] or [B, S] (", B, ", ", S, "), got ", shape_str(mask.shape()));
+  Tensor m = mask.contiguous(), pad = Tensor::empty({B, S}, DType::i32);
+  for (int64_t i = 0; i < B * S; ++i)
+    pad.data<int32_t>()[i] = m.dtype() == DType::i32 ? m.data<int32_t>()[i] != 0 : m.data<float>()[i] != 0.0f;
+  return pad;
 }
 
 }  // namespace
+
+Var attend(const AttentionScore& s, const Var& q, const Var& keys, const Var& values, const Tensor& mask,
+           Tensor* weights) {
+  if (!(q.dim() == 3 && keys.dim() == 3 && values.dim() == 3 && q.size(0) == keys.size(0) &&
+        values.size(0) == keys.size(0) && values.size(1) == keys.size(1)))
+    fail("attend: queries ", shape_str(q.shape()), ", keys ", shape_str(keys.shape()), " and values ",
+         shape_str(values.shape()), " must be [B, Tq, d], [B, S, d] and [B, S, d_v]");
+  const int64_t B = q.size(0), Tq = q.size(1), S = keys.size(1);
+  AttentionMask m;
+  m.key_padding = key_padding_of(mask, B, S);
+  AttentionOptions o;
+  o.weights = weights;
+  // one head: [B, 1, T, d]; the keys are score_keys' (U_a k + b for additive)
+  const Var q1 = reshape(q, {B, 1, Tq, q.size(2)}), values1 = reshape(values, {B, 1, S, values.size(2)});
+  Var c;
+  if (s.kind == ScoreKind::additive) {
+    Var e = reshape(attention_scores(s, q, keys), {B, 1, Tq, S});
+    c = attention_from_scores(e, values1, m, o);
+  } else {
+    c = heads_attention(s, q1, reshape(keys, {B, 1, S, keys.size(2)}), values1, m, o);
+  }
+  if (weights) *weights = weights->reshape({B, Tq, S});  // alpha [B, Tq, S]
+  return reshape(c, {B, Tq, values.size(2)});  // c = sum_i alpha_i v_i   [B, Tq, d_v]
+}
 
 Var multi_head_attend(const AttentionScore& s, const Var& q, const Var& k, const Var& v,
                       const AttentionMask& mask, const AttentionOptions& options) {
   if (!(q.dim() == 4 && k.dim() == 4 && v.dim() == 4))
     fail("multi-head attention: q, k, v must be ",
          "[B, h, T, d_k], got ", shape_str(q.shape()), ", ", shape_str(k.shape()), ", ", shape_str(v.shape()));
-  const int64_t B = q.size(0), h = q.size(1), Tq = q.size(2), S = k.size(2), dk = q.size(3);
-  // Heads folded into the batch                               [B*h, T, d_k]
-  Var keys = score_keys(s, reshape(k, {B * h, S, k.size(3)}));
-  Var e = attention_scores(s, reshape(q, {B * h, Tq, dk}), keys);
-  e = reshape(e, {B, h, Tq, S});
-  if (mask.key_padding.defined() || mask.causal)
-    e = masked_fill(e, combined_mask(mask, B, Tq, S), -std::numeric_limits<float>::infinity());
-  Var p = softmax(e);  // [B, h, Tq, S]
-  if (options.weights) *options.weights = p.value();
-  if (options.dropout > 0.0f) {
-    check(options.rng != nullptr, "multi-head attention: dropout needs a random stream");
-    p = dropout(p, options.dropout, *options.rng, true);
-  }
-  return matmul(p, v, false, false, s.precision);  // [B, h, Tq, d_v]
+  return heads_attention(s, q, k, v, mask, options);  // [B, h, Tq, d_v]
 }
 
 }  // namespace attn

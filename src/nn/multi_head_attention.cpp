@@ -6,9 +6,6 @@
 #include <limits>
 
 #include "attn/error.h"
-#include "attn/kernels/attend_rows.h"
-#include "attn/kernels/elementwise.h"
-#include "attn/kernels/vexp.h"
 
 namespace attn {
 namespace {
@@ -40,78 +37,6 @@ Var attention_heads(const MultiHeadAttention& m, const Var& q, const Var& k, con
                     const AttentionMask& mask, const AttentionOptions& o) {
   if (m.score.kind == ScoreKind::scaled_dot) return scaled_dot_product_attention(q, k, v, mask, o);
   return multi_head_attend(m.score, q, k, v, mask, o);
-}
-
-// Heads of a [B, H, T, d] tensor (a view with unit last stride), or of heads side by side in
-// [B, 1, width] (starting at column col): block (b, h) at data + b sb + h sh, rows ld apart.
-struct HeadsView {
-  const float* data;
-  int64_t sb, sh, ld;
-};
-HeadsView heads_4d(const Tensor& t) { return {t.data<float>(), t.strides()[0], t.strides()[1], t.strides()[2]}; }
-HeadsView heads_side_by_side(const Tensor& x, int64_t col, int64_t dk) {
-  return {x.data<float>() + col, x.size(1) * x.size(2), dk, x.size(2)};
-}
-
-// One query per row (incremental decoding), for every (row b, head h):
-//   out = softmax(q K^T / sqrt(d_k), padded keys masked) V     written to out [B, 1, H d_k]
-// Row kernels (kernels/attend_rows.h): at one query the products are too small for a GEMM call each.
-// A query whose keys are all masked gets zeros, as in ops/attention.h.
-// kv_rows: row b reads keys, values and padding of row kv_rows[b] (nullptr: row b). history (a
-// KV cache's, for self-attention): row b's key and value at position j are in slot
-// history[b][j] of k and v.
-Tensor attend_one_query(const HeadsView& q, const HeadsView& k, const HeadsView& v, int64_t B, int64_t H,
-                        int64_t Tk, int64_t dk, const Tensor& key_padding, const int64_t* kv_rows,
-                        const std::vector<std::vector<int32_t>>* history = nullptr) {
-  Tensor out = Tensor::empty({B, 1, H * dk});
-  float* o = out.data<float>();
-  const int32_t* pad = key_padding.defined() ? key_padding.data<int32_t>() : nullptr;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
-  parallel_for(B * H, 16, [&](int64_t p0, int64_t p1) {
-    std::vector<float> P(static_cast<size_t>(Tk));
-    std::vector<const float*> krow(history ? Tk : 0), vrow(history ? Tk : 0);
-    for (int64_t p = p0; p < p1; ++p) {
-      int64_t b = p / H, h = p % H, r = kv_rows ? kv_rows[b] : b;
-      const float* qb = q.data + b * q.sb + h * q.sh;
-      const float* kb = k.data + r * k.sb + h * k.sh;
-      const float* vb = v.data + r * v.sb + h * v.sh;
-      if (history) {
-        const std::vector<int32_t>& slots = (*history)[static_cast<size_t>(b)];
-        for (int64_t j = 0; j < Tk; ++j) {
-          krow[static_cast<size_t>(j)] = k.data + slots[static_cast<size_t>(j)] * k.sb + h * k.sh + j * k.ld;
-          vrow[static_cast<size_t>(j)] = v.data + slots[static_cast<size_t>(j)] * v.sb + h * v.sh + j * v.ld;
-        }
-      }
-      const int32_t* padb = pad ? pad + r * Tk : nullptr;
-      // The keys up to the last one not padded: those after it would get p_j = exp(-inf) = 0,
-      // which adds exactly nothing to the softmax's sum or to the output (the same bits).
-      int64_t keys = Tk;
-      if (padb)
-        while (keys > 0 && padb[keys - 1]) --keys;
-      // s_j = q . k_j / sqrt(d_k), -inf for padded keys
-      if (history)
-        scores_one_query_at(qb, krow.data(), keys, dk, scale, P.data());
-      else
-        scores_one_query(qb, kb, k.ld, keys, dk, scale, P.data());
-      if (padb)
-        for (int64_t j = 0; j < keys; ++j)
-          if (padb[j]) P[j] = -std::numeric_limits<float>::infinity();
-      const float mx = max_of(P.data(), keys);
-      float* ob = o + b * H * dk + h * dk;
-      if (keys == 0 || mx == -std::numeric_limits<float>::infinity()) {
-        std::fill(ob, ob + dk, 0.0f);
-        continue;
-      }
-      // p = softmax(s); out = sum_j p_j v_j
-      const float inv = 1.0f / exp_shifted(P.data(), P.data(), keys, mx);
-      for (int64_t j = 0; j < keys; ++j) P[j] *= inv;
-      if (history)
-        weighted_rows_at(P.data(), vrow.data(), keys, dk, ob);
-      else
-        weighted_rows(P.data(), vb, v.ld, keys, dk, ob);
-    }
-  });
-  return out;
 }
 
 // The single-query path applies: dot-product scores, one query, no attention weights asked for.
@@ -252,9 +177,16 @@ Tensor self_attention_step(const MultiHeadAttention& m, const Tensor& x, KVCache
   // The new position sees itself and every earlier one: no mask needed.
   if (one_query_path(m, x, weights)) {
     Tensor q = qkv.value().contiguous();
-    int64_t dk = d / m.heads;
-    Tensor heads = attend_one_query(heads_side_by_side(q, 0, dk), heads_4d(cache.k), heads_4d(cache.v), x.size(0),
-                                    m.heads, cache.length, dk, Tensor(), nullptr, &cache.history);
+    OneQuery a;
+    a.dk = d / m.heads;
+    a.q = heads_side_by_side(q, 0, a.dk);
+    a.k = heads_of(cache.k);
+    a.v = heads_of(cache.v);
+    a.B = x.size(0);
+    a.H = m.heads;
+    a.keys = cache.length;
+    a.history = &cache.history;
+    Tensor heads = attention_one_query(a);
     return forward(m.out, Var(heads)).value();  // Concat(...) W^O
   }
   Var keys(gathered(cache.k, cache)), values(gathered(cache.v, cache));
@@ -283,9 +215,18 @@ Tensor cross_attention_cached(const MultiHeadAttention& m, const Tensor& x, cons
                              pad.shape() == Shape{k.size(0), k.size(2)}),
           "cross_attention_cached: key padding mask must be dense I32 [", k.size(0), ", ", k.size(2), "]");
     for (int64_t r : rows) check(r >= 0 && r < k.size(0), "cross_attention_cached: memory row ", r, " of ", k.size(0));
-    int64_t dk = d / m.heads;
-    Tensor heads = attend_one_query(heads_side_by_side(q.value().contiguous(), 0, dk), heads_4d(k), heads_4d(v),
-                                    x.size(0), m.heads, k.size(2), dk, pad, rows.empty() ? nullptr : rows.data());
+    const Tensor qv = q.value().contiguous();
+    OneQuery a;
+    a.dk = d / m.heads;
+    a.q = heads_side_by_side(qv, 0, a.dk);
+    a.k = heads_of(k);
+    a.v = heads_of(v);
+    a.B = x.size(0);
+    a.H = m.heads;
+    a.keys = k.size(2);
+    a.key_padding = pad;
+    a.kv_rows = rows.empty() ? nullptr : rows.data();
+    Tensor heads = attention_one_query(a);
     return forward(m.out, Var(heads)).value();
   }
   // The general path: the rows' keys, values and mask gathered first.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attn/error.h"
+#include "attn/kernels/attend_rows.h"
 #include "attn/kernels/dispatch.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
@@ -19,25 +20,18 @@
 // the caller has them ([B, H, T, d] tensors and views, or heads side by side in [B, T, width]),
 // so that nothing is split, merged or copied around the products.
 namespace attn {
-namespace {
 
-// Block (b, h) of a batch of per-head matrices starts at data + b * sb + h * sh; its rows are
-// ld elements apart.
-struct Heads {
-  float* data = nullptr;
-  int64_t sb = 0, sh = 0, ld = 0;
-  float beta = 1.0f;  // a gradient target: 1 adds to the block, 0 overwrites it
-  float* at(int64_t b, int64_t h) const { return data + b * sb + h * sh; }
-};
-
-// A [B, H, T, d] tensor (or a view of one with unit stride in the last dimension).
-Heads heads_of(const Tensor& t) {
+HeadsLayout heads_of(const Tensor& t) {
   return {static_cast<float*>(t.raw_data()), t.strides()[0], t.strides()[1], t.strides()[2]};
 }
-// Heads side by side: head h of row t is columns [col + h d, col + (h + 1) d) of x [B, T, width].
-Heads packed_heads(const Tensor& x, int64_t col, int64_t d) {
+
+HeadsLayout heads_side_by_side(const Tensor& x, int64_t col, int64_t d) {
   return {static_cast<float*>(x.raw_data()) + col, x.size(1) * x.size(2), d, x.size(2)};
 }
+
+namespace {
+
+using Heads = HeadsLayout;
 
 struct Dims {
   int64_t B, H, Tq, Tk, dk, dv;
@@ -82,18 +76,22 @@ void masked_softmax(float* S, int64_t b, const Dims& d, const int32_t* pad, bool
   }
 }
 
-// Forward over every block: P = softmax(mask(Q K^T scale)), Pd = P M (dropout; Pd may be P),
-// O = Pd V.
+// Forward over every block: P = softmax(mask(S)), S = Q K^T scale or the given scores (dense
+// [B, H, Tq, Tk]); Pd = P M (dropout; Pd may be P); O = Pd V.
 void forward_blocks(const Dims& d, float scale, const Heads& q, const Heads& k, const Heads& v,
-                    const Heads& o, const AttentionMask& mask, const Dropout& drop, float* P, float* Pd) {
+                    const Heads& o, const AttentionMask& mask, const Dropout& drop, float* P, float* Pd,
+                    const float* scores) {
   const int32_t* pad = mask.key_padding.defined() ? mask.key_padding.data<int32_t>() : nullptr;
   const int64_t block = d.Tq * d.Tk;
   parallel_for(d.B * d.H, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       int64_t b = p / d.H, h = p % d.H;
       float* S = P + p * block;
-      // S = Q K^T / sqrt(d_k)                                  [Tq, Tk]
-      block_gemm(false, true, d.Tq, d.Tk, d.dk, scale, q.at(b, h), q.ld, k.at(b, h), k.ld, 0.0f, S, d.Tk);
+      // S = Q K^T / sqrt(d_k), or the given scores              [Tq, Tk]
+      if (scores)
+        std::copy(scores + p * block, scores + (p + 1) * block, S);
+      else
+        block_gemm(false, true, d.Tq, d.Tk, d.dk, scale, q.at(b, h), q.ld, k.at(b, h), k.ld, 0.0f, S, d.Tk);
       masked_softmax(S, b, d, pad, mask.causal);
       float* Sd = Pd + p * block;
       if (drop.p > 0.0f) {
@@ -109,10 +107,11 @@ void forward_blocks(const Dims& d, float scale, const Heads& q, const Heads& k, 
 
 // Backward over every block, accumulating into dq, dk, dv (those with data == nullptr skipped):
 //   dV = Pd^T dO;  dPd = dO V^T;  dS = P (dP - rowsum(dP P)) with dP = dPd M, which is
-//   dS = dPd Pd - P rowsum(dPd Pd);  dQ = dS K scale;  dK = dS^T Q scale.
+//   dS = dPd Pd - P rowsum(dPd Pd);  dQ = dS K scale;  dK = dS^T Q scale,
+// or, for given scores, dS added to dscores (dense [B, H, Tq, Tk]).
 void backward_blocks(const Dims& d, float scale, const Heads& q, const Heads& k, const Heads& v,
                      const Heads& go, const float* P, const float* Pd, const Heads& dq, const Heads& dk,
-                     const Heads& dv) {
+                     const Heads& dv, float* dscores = nullptr) {
   const int64_t block = d.Tq * d.Tk;
   parallel_for(d.B * d.H, 1, [&](int64_t p0, int64_t p1) {
     std::vector<float> dS(static_cast<size_t>(block));
@@ -122,7 +121,7 @@ void backward_blocks(const Dims& d, float scale, const Heads& q, const Heads& k,
       const float* Pdb = Pd + p * block;
       if (dv.data)
         block_gemm(true, false, d.Tk, d.dv, d.Tq, 1.0f, Pdb, d.Tk, go.at(b, h), go.ld, dv.beta, dv.at(b, h), dv.ld);
-      if (!dq.data && !dk.data) continue;
+      if (!dq.data && !dk.data && !dscores) continue;
       block_gemm(false, true, d.Tq, d.Tk, d.dv, 1.0f, go.at(b, h), go.ld, v.at(b, h), v.ld, 0.0f, dS.data(), d.Tk);
       for (int64_t i = 0; i < d.Tq; ++i) {
         float* row = dS.data() + i * d.Tk;
@@ -133,6 +132,11 @@ void backward_blocks(const Dims& d, float scale, const Heads& q, const Heads& k,
 #pragma omp simd reduction(+ : dot)
         for (int64_t j = 0; j < d.Tk; ++j) dot += row[j];
         for (int64_t j = 0; j < d.Tk; ++j) row[j] -= pr[j] * dot;
+      }
+      if (dscores) {
+        float* de = dscores + p * block;
+        for (int64_t i = 0; i < block; ++i) de[i] += dS[static_cast<size_t>(i)];
+        continue;
       }
       if (dq.data)
         block_gemm(false, false, d.Tq, d.dk, d.Tk, scale, dS.data(), d.Tk, k.at(b, h), k.ld, dq.beta, dq.at(b, h), dq.ld);
@@ -148,7 +152,8 @@ struct Weights {
 };
 
 Weights run_forward(const Dims& d, float scale, const Heads& q, const Heads& k, const Heads& v,
-                    const Heads& o, const AttentionMask& mask, const AttentionOptions& options) {
+                    const Heads& o, const AttentionMask& mask, const AttentionOptions& options,
+                    const float* scores = nullptr) {
   Weights w;
   w.P = Tensor::empty({d.B, d.H, d.Tq, d.Tk});
   w.Pd = w.P;
@@ -158,7 +163,7 @@ Weights run_forward(const Dims& d, float scale, const Heads& q, const Heads& k, 
     w.Pd = Tensor::empty(w.P.shape());
     drop = {options.dropout, options.rng->seed, options.rng->take(static_cast<uint64_t>(w.P.numel()))};
   }
-  forward_blocks(d, scale, q, k, v, o, mask, drop, w.P.data<float>(), w.Pd.data<float>());
+  forward_blocks(d, scale, q, k, v, o, mask, drop, w.P.data<float>(), w.Pd.data<float>(), scores);
   if (options.weights) *options.weights = w.P;
   return w;
 }
@@ -245,8 +250,8 @@ Var packed_attention(const PackedHeads& q, const PackedHeads& k, const PackedHea
   float scale = scale_for(options, d.dk);
   // Concat(head_1, ..., head_h)                               [B, Tq, heads dv]
   Tensor out = Tensor::empty({d.B, d.Tq, heads * d.dv});
-  Weights w = run_forward(d, scale, packed_heads(qx, q.col, d.dk), packed_heads(kx, k.col, d.dk),
-                          packed_heads(vx, v.col, d.dv), packed_heads(out, 0, d.dv), mask, options);
+  Weights w = run_forward(d, scale, heads_side_by_side(qx, q.col, d.dk), heads_side_by_side(kx, k.col, d.dk),
+                          heads_side_by_side(vx, v.col, d.dv), heads_side_by_side(out, 0, d.dv), mask, options);
 
   bool grad = needs_grad({&q.x, &k.x, &v.x});
   Var y = make_output(out, grad);
@@ -272,16 +277,102 @@ Var packed_attention(const PackedHeads& q, const PackedHeads& k, const PackedHea
     }
     auto grad_heads = [](const PackedHeads& p, int64_t dh, float b) {
       if (!p.x.requires_grad()) return Heads{};
-      Heads h = packed_heads(p.x.grad_buffer(), p.col, dh);
+      Heads h = heads_side_by_side(p.x.grad_buffer(), p.col, dh);
       h.beta = b;
       return h;
     };
-    backward_blocks(d, scale, packed_heads(qx, q.col, d.dk), packed_heads(kx, k.col, d.dk),
-                    packed_heads(vx, v.col, d.dv), packed_heads(gO, 0, d.dv), w.P.data<float>(),
+    backward_blocks(d, scale, heads_side_by_side(qx, q.col, d.dk), heads_side_by_side(kx, k.col, d.dk),
+                    heads_side_by_side(vx, v.col, d.dv), heads_side_by_side(gO, 0, d.dv), w.P.data<float>(),
                     w.Pd.data<float>(), grad_heads(q, d.dk, beta[0]), grad_heads(k, d.dk, beta[1]),
                     grad_heads(v, d.dv, beta[2]));
   });
   return y;
+}
+
+Var attention_from_scores(const Var& e, const Var& v, const AttentionMask& mask, const AttentionOptions& options) {
+  Tensor ev = e.value().contiguous(), vv = unit_last(v.value());
+  if (!(ev.dim() == 4 && vv.dim() == 4 && vv.size(0) == ev.size(0) && vv.size(1) == ev.size(1) &&
+        vv.size(2) == ev.size(3)))
+    fail("attention: scores must be [batch, heads, queries, keys] and values [batch, heads, keys, d_v], got ",
+         shape_str(ev.shape()), " and ", shape_str(vv.shape()));
+  Dims d{ev.size(0), ev.size(1), ev.size(2), ev.size(3), 0, vv.size(3)};
+  check_mask(mask, d);
+  // O = softmax(mask(e)) V                                    [B, H, Tq, dv]
+  Tensor out = Tensor::empty({d.B, d.H, d.Tq, d.dv});
+  Weights w = run_forward(d, 1.0f, Heads{}, Heads{}, heads_of(vv), heads_of(out), mask, options, ev.data<float>());
+  bool grad = needs_grad({&e, &v});
+  Var y = make_output(out, grad);
+  if (!grad) return y;
+  record_backward([e, v, vv, y, w, d]() mutable {
+    if (!y.grad().defined()) return;
+    Tensor gO = unit_last(y.grad());
+    float* de = e.requires_grad() ? e.grad_buffer().data<float>() : nullptr;
+    backward_blocks(d, 1.0f, Heads{}, Heads{}, heads_of(vv), heads_of(gO), w.P.data<float>(), w.Pd.data<float>(),
+                    Heads{}, Heads{}, v.requires_grad() ? heads_of(v.grad_buffer()) : Heads{}, de);
+  });
+  return y;
+}
+
+namespace {
+
+// One (row, head) of attention_one_query: p = softmax(s) over the keys, out = sum_j p_j v_j.
+void one_query_block(const OneQuery& a, int64_t b, int64_t h, float scale, std::vector<float>& P,
+                     std::vector<const float*>& krow, std::vector<const float*>& vrow, float* ob) {
+  const int64_t r = a.kv_rows ? a.kv_rows[b] : b;
+  const float* qb = a.q.at(b, h);
+  if (a.history) {
+    const std::vector<int32_t>& slots = (*a.history)[static_cast<size_t>(b)];
+    for (int64_t j = 0; j < a.keys; ++j) {
+      krow[static_cast<size_t>(j)] = a.k.at(slots[static_cast<size_t>(j)], h) + j * a.k.ld;
+      vrow[static_cast<size_t>(j)] = a.v.at(slots[static_cast<size_t>(j)], h) + j * a.v.ld;
+    }
+  }
+  const int32_t* padb = a.key_padding.defined() ? a.key_padding.data<int32_t>() + r * a.keys : nullptr;
+  // The keys up to the last one not padded: those after it would get p_j = exp(-inf) = 0,
+  // which adds exactly nothing to the softmax's sum or to the output (the same bits).
+  int64_t keys = a.keys;
+  if (padb)
+    while (keys > 0 && padb[keys - 1]) --keys;
+  // s_j = scale q . k_j, -inf for padded keys
+  if (a.history)
+    scores_one_query_at(qb, krow.data(), keys, a.dk, scale, P.data());
+  else
+    scores_one_query(qb, a.k.at(r, h), a.k.ld, keys, a.dk, scale, P.data());
+  if (padb)
+    for (int64_t j = 0; j < keys; ++j)
+      if (padb[j]) P[static_cast<size_t>(j)] = -std::numeric_limits<float>::infinity();
+  const float mx = max_of(P.data(), keys);
+  if (keys == 0 || mx == -std::numeric_limits<float>::infinity()) {
+    std::fill(ob, ob + a.dk, 0.0f);
+    return;
+  }
+  // p = softmax(s); out = sum_j p_j v_j
+  const float inv = 1.0f / exp_shifted(P.data(), P.data(), keys, mx);
+  for (int64_t j = 0; j < keys; ++j) P[static_cast<size_t>(j)] *= inv;
+  if (a.history)
+    weighted_rows_at(P.data(), vrow.data(), keys, a.dk, ob);
+  else
+    weighted_rows(P.data(), a.v.at(r, h), a.v.ld, keys, a.dk, ob);
+}
+
+}  // namespace
+
+Tensor attention_one_query(const OneQuery& a) {
+  check(!a.key_padding.defined() || (a.key_padding.dtype() == DType::i32 && a.key_padding.is_contiguous() &&
+                                     a.key_padding.dim() == 2 && a.key_padding.size(1) == a.keys),
+        "attention: key padding mask must be dense I32 [rows, ", a.keys, "]");
+  Tensor out = Tensor::empty({a.B, 1, a.H * a.dk});
+  float* o = out.data<float>();
+  const float scale = a.scale > 0 ? a.scale : 1.0f / std::sqrt(static_cast<float>(a.dk));
+  parallel_for(a.B * a.H, 16, [&](int64_t p0, int64_t p1) {
+    std::vector<float> P(static_cast<size_t>(a.keys));
+    std::vector<const float*> krow(a.history ? a.keys : 0), vrow(a.history ? a.keys : 0);
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t b = p / a.H, h = p % a.H;
+      one_query_block(a, b, h, scale, P, krow, vrow, o + b * a.H * a.dk + h * a.dk);
+    }
+  });
+  return out;
 }
 
 }  // namespace attn

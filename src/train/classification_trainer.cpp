@@ -186,17 +186,9 @@ void validate(Run& r, ProgressLog& log) {
 // The loop's cadence: validation and a checkpoint at every epoch's end, and by steps when asked.
 LoopOptions loop_options(const Run& r) {
   const ClassificationTrainOptions& o = r.o;
-  LoopOptions lo;
-  lo.model_dir = o.model_dir;
-  lo.max_steps = o.max_steps;
-  lo.max_epochs = o.max_epochs;
-  lo.max_minutes = o.max_minutes;
-  lo.log_every = o.log_every;
-  lo.validate_every = o.validate_every;
+  LoopOptions lo = common_loop_options(o);
   lo.validate_each_epoch = true;
-  lo.checkpoint_every = o.checkpoint_every;
   lo.checkpoint_each_epoch = true;
-  lo.keep_checkpoints = o.keep_checkpoints;
   lo.batches_per_epoch = r.batches_per_epoch();
   return lo;
 }

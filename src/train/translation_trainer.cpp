@@ -213,16 +213,8 @@ bool validate(Run& r, ProgressLog& log) {
 // The loop's cadence: validation by steps, checkpoints by steps and by time.
 LoopOptions loop_options(const Run& r) {
   const TranslationTrainOptions& o = r.o;
-  LoopOptions lo;
-  lo.model_dir = o.model_dir;
-  lo.max_steps = o.max_steps;
-  lo.max_epochs = o.max_epochs;
-  lo.max_minutes = o.max_minutes;
-  lo.log_every = o.log_every;
-  lo.validate_every = o.validate_every;
-  lo.checkpoint_every = o.checkpoint_every;
+  LoopOptions lo = common_loop_options(o);
   lo.checkpoint_minutes = o.checkpoint_minutes;
-  lo.keep_checkpoints = o.keep_checkpoints;
   // The batches of an epoch are fixed, so an epoch budget is a step budget for the ETA.
   lo.batches_per_epoch = r.batcher->batches_in_epoch();
   lo.batches_per_step = o.accumulate;

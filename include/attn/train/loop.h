@@ -32,6 +32,21 @@ struct LoopOptions {
   int64_t batches_per_epoch = 0, batches_per_step = 1;
 };
 
+// The cadence every task's options spell alike (TranslationTrainOptions, ClassificationTrainOptions).
+template <class TaskOptions>
+LoopOptions common_loop_options(const TaskOptions& o) {
+  LoopOptions lo;
+  lo.model_dir = o.model_dir;
+  lo.max_steps = o.max_steps;
+  lo.max_epochs = o.max_epochs;
+  lo.max_minutes = o.max_minutes;
+  lo.log_every = o.log_every;
+  lo.validate_every = o.validate_every;
+  lo.checkpoint_every = o.checkpoint_every;
+  lo.keep_checkpoints = o.keep_checkpoints;
+  return lo;
+}
+
 // Sums over one or more steps, which a task's progress line turns into its figures.
 struct StepSums {
   double loss_sum = 0;      // the loss times its weight (target tokens, or 1 per batch), summed
