@@ -32,7 +32,7 @@ int run_average(int argc, char** argv) {
   // Either family (config.json's "model"): the averaged tensors are checked against its parameters.
   std::map<std::string, Tensor> mean = average_checkpoints(chosen);
   std::string source = dir + "/checkpoints";
-  Seq2Seq m = c.model == "rnn" ? as_seq2seq(rnn_seq2seq_from_tensors(c, mean, source))
+  Seq2Seq m = c.model == ModelKind::rnn ? as_seq2seq(rnn_seq2seq_from_tensors(c, mean, source))
                                : as_seq2seq(transformer_from_tensors(c, mean, source));
   nlohmann::json extra = nlohmann::json::object();
   if (config.contains("tokenizer")) {

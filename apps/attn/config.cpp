@@ -99,6 +99,12 @@ std::string checked_string(const BoundKey& k, const nlohmann::json& v, const std
   return s;
 }
 
+const char* enum_name(ScoreKind k) { return score_name(k); }
+template <class E>
+const char* enum_name(E e) {
+  return name(e);
+}
+
 }  // namespace
 
 void set_field(const BoundKey& k, const nlohmann::json& v, const std::string& where) {
@@ -115,8 +121,10 @@ void set_field(const BoundKey& k, const nlohmann::json& v, const std::string& wh
           *p = static_cast<T>(checked_number(k, v, where));
         } else if constexpr (std::is_same_v<T, std::string>) {
           *p = checked_string(k, v, where);
-        } else {
+        } else if constexpr (std::is_same_v<T, BudgetClock>) {
           *p = parse_budget_clock(checked_string(k, v, where));
+        } else {
+          parse(checked_string(k, v, where), p, key);
         }
       },
       k.field);
@@ -129,6 +137,7 @@ nlohmann::json field_value(const Field& f) {
         if constexpr (std::is_same_v<T, std::string>) return p->empty() ? nlohmann::json() : nlohmann::json(*p);
         else if constexpr (std::is_same_v<T, BudgetClock>) return *p == BudgetClock::cpu ? "cpu" : "wall";
         else if constexpr (std::is_same_v<T, float>) return shortest(*p);
+        else if constexpr (std::is_enum_v<T>) return enum_name(*p);
         else return *p;
       },
       f);

@@ -18,12 +18,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attn/models/transformer_config.h"
 #include "attn/train/progress.h"
 
 namespace attn::cli {
 
 // The field a key sets.
-using Field = std::variant<int*, int64_t*, uint64_t*, float*, double*, bool*, std::string*, BudgetClock*>;
+// Enumerated fields (ModelKind, ...) are parsed from their names and printed by name (name(),
+// parse() beside each enum).
+using Field = std::variant<int*, int64_t*, uint64_t*, float*, double*, bool*, std::string*, BudgetClock*, ModelKind*,
+                           ScoreKind*, Positions*, Activation*, RnnCell*>;
 
 // The values a number may take: [min, max], either end open when min_open / max_open. Integers are
 // also bounded by their field's type.

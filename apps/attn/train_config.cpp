@@ -142,7 +142,7 @@ TranslationRun load_translation_run(const std::string& path, const std::vector<O
   std::set<std::string> given = load_config(path, sets, bind(translation_keys(), r), {"task"});
   TranslationTrainOptions& o = r.o;
   // The RNN's attention is Bahdanau's unless a score is given.
-  if (o.model.model == "rnn" && !given.count("model.score")) o.model.score = "additive";
+  if (o.model.model == ModelKind::rnn && !given.count("model.score")) o.model.score = ScoreKind::additive;
   o.model.share_embeddings = true;  // one SentencePiece model for both sides
   o.schedule.d_model = o.model.d_model;
   validate(o.teacher_forcing);

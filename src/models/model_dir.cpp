@@ -51,11 +51,11 @@ Transformer import_torch(const std::string& ref_dir) {
 
 void export_torch(const Transformer& m, const std::string& ref_dir) {
   const TransformerConfig& c = m.config;
-  check(c.score == "scaled_dot", "export-torch: torch_ref.py has scaled dot-product attention only; this ",
-        "model's score is ", c.score);
-  check(c.positions == "sinusoidal" && c.activation == "relu", "export-torch: torch_ref.py has ",
-        "sinusoidal positions and ReLU only; this model has ", c.positions, " positions and ",
-        c.activation);
+  check(c.score == ScoreKind::scaled_dot, "export-torch: torch_ref.py has scaled dot-product attention only; this ",
+        "model's score is ", score_name(c.score));
+  check(c.positions == Positions::sinusoidal && c.activation == Activation::relu, "export-torch: torch_ref.py has ",
+        "sinusoidal positions and ReLU only; this model has ", name(c.positions), " positions and ",
+        name(c.activation));
   fs::create_directories(ref_dir);
   std::map<std::string, Tensor> tensors;
   for (const auto& [name, v] : m.named) tensors[name] = v.value();  // tied keys too: a state_dict

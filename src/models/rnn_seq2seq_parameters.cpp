@@ -35,14 +35,14 @@ std::vector<ParamSpec> specs(const TransformerConfig& c) {
   if (enc != D) {
     s.push_back({"bridge_h.weight", {D, enc}, Init::xavier});
     s.push_back({"bridge_h.bias", {D}, Init::zeros});
-    if (c.rnn_cell == "lstm") {
+    if (c.rnn_cell == RnnCell::lstm) {
       s.push_back({"bridge_c.weight", {D, enc}, Init::xavier});
       s.push_back({"bridge_c.bias", {D}, Init::zeros});
     }
   }
   add_rnn(s, "decoder", c, c.decoder_layers, false, c.input_feeding ? D + enc : D, D);
-  if (c.score == "bilinear") s.push_back({"attention.W", {D, enc}, Init::xavier});
-  if (c.score == "additive") {
+  if (c.score == ScoreKind::bilinear) s.push_back({"attention.W", {D, enc}, Init::xavier});
+  if (c.score == ScoreKind::additive) {
     s.push_back({"attention.W", {D, D}, Init::xavier});
     s.push_back({"attention.U.weight", {D, enc}, Init::xavier});
     s.push_back({"attention.U.bias", {D}, Init::zeros});
@@ -70,7 +70,7 @@ void wire(RnnSeq2Seq& m) {
   m.bridge_h = Linear{optional(n, "bridge_h.weight"), optional(n, "bridge_h.bias")};
   m.bridge_c = Linear{optional(n, "bridge_c.weight"), optional(n, "bridge_c.bias")};
   m.decoder = rnn_from(n, "decoder", c.rnn_cell, c.decoder_layers, false);
-  m.attention.kind = parse_score(c.score);
+  m.attention.kind = c.score;
   m.attention.W = optional(n, "attention.W");
   m.attention.U = Linear{optional(n, "attention.U.weight"), optional(n, "attention.U.bias")};
   m.attention.v = optional(n, "attention.v");
@@ -80,7 +80,7 @@ void wire(RnnSeq2Seq& m) {
 
 void check_rnn_config(const TransformerConfig& config) {
   config.validate();
-  check(config.model == "rnn", "rnn_seq2seq: config.model is '", config.model, "', expected 'rnn'");
+  check(config.model == ModelKind::rnn, "rnn_seq2seq: config.model is '", name(config.model), "', expected 'rnn'");
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ namespace attn {
 namespace fs = std::filesystem;
 
 nlohmann::json rnn_torch_config(const TransformerConfig& c) {
-  check(c.model == "rnn", "rnn_torch_config: model is '", c.model, "', expected 'rnn'");
+  check(c.model == ModelKind::rnn, "rnn_torch_config: model is '", name(c.model), "', expected 'rnn'");
   return {{"model", "rnn"},
           {"src_vocab", c.src_vocab},
           {"tgt_vocab", c.tgt_vocab},
@@ -23,10 +23,10 @@ nlohmann::json rnn_torch_config(const TransformerConfig& c) {
           {"dropout", c.dropout},
           {"share_embeddings", c.share_embeddings},
           {"tie_output", c.tie_output},
-          {"rnn_cell", c.rnn_cell},
+          {"rnn_cell", name(c.rnn_cell)},
           {"bidirectional", c.bidirectional},
           {"encoder_hidden", c.encoder_hidden},
-          {"score", c.score},
+          {"score", score_name(c.score)},
           {"input_feeding", c.input_feeding},
           {"pad_id", c.pad_id},
           {"bos_id", c.bos_id},
@@ -44,7 +44,7 @@ void export_torch_rnn(const RnnSeq2Seq& m, const std::string& ref_dir) {
 RnnSeq2Seq import_torch_rnn(const std::string& ref_dir) {
   std::string config_path = ref_dir + "/config.json", weights_path = ref_dir + "/weights.npz";
   TransformerConfig c = transformer_config_from_json(read_json_file(config_path), config_path);
-  check(c.model == "rnn", config_path, ": model is '", c.model, "', expected 'rnn'");
+  check(c.model == ModelKind::rnn, config_path, ": model is '", name(c.model), "', expected 'rnn'");
   check(fs::exists(weights_path), weights_path, ": no such file");
   return rnn_seq2seq_from_tensors(c, io::load_npz(weights_path), weights_path);
 }

@@ -15,7 +15,7 @@ std::vector<std::pair<std::string, Var>> Seq2Seq::parameters() const {
 }
 
 Seq2Seq make_seq2seq(const TransformerConfig& config, uint64_t seed) {
-  if (config.model == "rnn") return as_seq2seq(make_rnn_seq2seq(config, seed));
+  if (config.model == ModelKind::rnn) return as_seq2seq(make_rnn_seq2seq(config, seed));
   return as_seq2seq(make_transformer(config, seed));
 }
 

@@ -16,7 +16,7 @@ Var embed(const Transformer& m, const Var& table, const Tensor& ids, int64_t fir
   check(first_position + len <= m.config.max_len, "transformer: position ", first_position + len,
         " beyond max_len ", m.config.max_len);
   Var x = scale(embedding(table, ids), std::sqrt(static_cast<float>(d)));
-  Var pos = m.config.positions == "learned"
+  Var pos = m.config.positions == Positions::learned
                 ? slice(m.pos_embed, 0, first_position, first_position + len)
                 : Var(m.pe.slice(0, first_position, first_position + len));
   return apply_dropout(add(x, pos), ctx);

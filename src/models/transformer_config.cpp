@@ -2,15 +2,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attn/enum_names.h"
 #include "attn/error.h"
 
 namespace attn {
 
 namespace {
 
+const EnumName<ModelKind> kModelKinds[] = {{ModelKind::transformer, "transformer"}, {ModelKind::rnn, "rnn"}};
+const EnumName<Positions> kPositions[] = {{Positions::sinusoidal, "sinusoidal"}, {Positions::learned, "learned"}};
+const EnumName<Activation> kActivations[] = {{Activation::relu, "relu"}, {Activation::gelu, "gelu"}};
+
 void validate_rnn(const TransformerConfig& c) {
-  check(c.rnn_cell == "lstm" || c.rnn_cell == "gru", "config: rnn_cell must be 'lstm' or 'gru', got '",
-        c.rnn_cell, "'");
   check(c.encoder_layers >= 1 && c.encoder_layers == c.decoder_layers, "config: model rnn needs ",
         "encoder_layers == decoder_layers >= 1 (decoder layer l starts from encoder layer l's state), got ",
         c.encoder_layers, " and ", c.decoder_layers);
@@ -19,12 +22,25 @@ void validate_rnn(const TransformerConfig& c) {
   check(c.encoder_hidden > 0 || c.d_model % dirs == 0, "config: a bidirectional encoder with ",
         "encoder_hidden 0 needs an even d_model, got ", c.d_model);
   int64_t enc_out = dirs * (c.encoder_hidden > 0 ? c.encoder_hidden : c.d_model / dirs);
-  check(enc_out == c.d_model || c.score == "additive" || c.score == "bilinear", "config: score ", c.score,
+  check(enc_out == c.d_model || c.score == ScoreKind::additive || c.score == ScoreKind::bilinear, "config: score ",
+        score_name(c.score),
         " needs the encoder's output (", enc_out, ") as wide as d_model (", c.d_model,
         "); use additive or bilinear, or change encoder_hidden");
 }
 
 }  // namespace
+
+const char* name(ModelKind k) { return name_in(kModelKinds, k); }
+const char* name(Positions p) { return name_in(kPositions, p); }
+const char* name(Activation a) { return name_in(kActivations, a); }
+void parse(std::string_view text, ModelKind* out, std::string_view what) { *out = parse_in(kModelKinds, text, what); }
+void parse(std::string_view text, Positions* out, std::string_view what) { *out = parse_in(kPositions, text, what); }
+void parse(std::string_view text, Activation* out, std::string_view what) { *out = parse_in(kActivations, text, what); }
+void parse(std::string_view text, ScoreKind* out, std::string_view what) {
+  const EnumName<ScoreKind> kinds[] = {{ScoreKind::scaled_dot, "scaled_dot"}, {ScoreKind::dot, "dot"},
+                                       {ScoreKind::additive, "additive"}, {ScoreKind::bilinear, "bilinear"}};
+  *out = parse_in(kinds, text, what);
+}
 
 void TransformerConfig::validate() const {
   check(src_vocab > 0 && tgt_vocab > 0, "config: vocabularies must be positive (src_vocab ",
@@ -37,17 +53,10 @@ void TransformerConfig::validate() const {
   check(dropout >= 0.0f && dropout < 1.0f, "config: dropout must be in [0, 1), got ", dropout);
   check(!share_embeddings || src_vocab == tgt_vocab, "config: share_embeddings needs src_vocab (",
         src_vocab, ") == tgt_vocab (", tgt_vocab, ")");
-  check(positions == "sinusoidal" || positions == "learned", "config: positions must be ",
-        "'sinusoidal' or 'learned', got '", positions, "'");
-  check(activation == "relu" || activation == "gelu", "config: activation must be 'relu' or ",
-        "'gelu', got '", activation, "'");
   check(max_len > 0, "config: max_len must be positive, got ", max_len);
   for (int32_t id : {pad_id, bos_id, eos_id})
     check(id >= 0 && id < tgt_vocab, "config: special id ", id, " out of range for tgt_vocab ", tgt_vocab);
-  check(model == "transformer" || model == "rnn", "config: model must be 'transformer' or 'rnn', got '", model, "'");
-  check(score == "scaled_dot" || score == "dot" || score == "additive" || score == "bilinear",
-        "config: score must be scaled_dot, dot, additive or bilinear, got '", score, "'");
-  if (model == "rnn") validate_rnn(*this);
+  if (model == ModelKind::rnn) validate_rnn(*this);
 }
 
 TransformerConfig transformer_config_from_json(const nlohmann::json& j, const std::string& source) {
@@ -68,15 +77,15 @@ TransformerConfig transformer_config_from_json(const nlohmann::json& j, const st
       else if (k == "norm_first") c.norm_first = v.get<bool>();
       else if (k == "share_embeddings") c.share_embeddings = v.get<bool>();
       else if (k == "tie_output") c.tie_output = v.get<bool>();
-      else if (k == "positions") c.positions = v.get<std::string>();
-      else if (k == "activation") c.activation = v.get<std::string>();
+      else if (k == "positions") parse(v.get<std::string>(), &c.positions, source + ": positions");
+      else if (k == "activation") parse(v.get<std::string>(), &c.activation, source + ": activation");
       else if (k == "max_len") c.max_len = v.get<int64_t>();
       else if (k == "pad_id") c.pad_id = v.get<int32_t>();
       else if (k == "bos_id") c.bos_id = v.get<int32_t>();
       else if (k == "eos_id") c.eos_id = v.get<int32_t>();
-      else if (k == "model") c.model = v.get<std::string>();
-      else if (k == "score") c.score = v.get<std::string>();
-      else if (k == "rnn_cell") c.rnn_cell = v.get<std::string>();
+      else if (k == "model") parse(v.get<std::string>(), &c.model, source + ": model");
+      else if (k == "score") parse(v.get<std::string>(), &c.score, source + ": score");
+      else if (k == "rnn_cell") parse(v.get<std::string>(), &c.rnn_cell, source + ": rnn_cell");
       else if (k == "bidirectional") c.bidirectional = v.get<bool>();
       else if (k == "encoder_hidden") c.encoder_hidden = v.get<int64_t>();
       else if (k == "input_feeding") c.input_feeding = v.get<bool>();
@@ -95,7 +104,7 @@ TransformerConfig transformer_config_from_json(const nlohmann::json& j, const st
 }
 
 nlohmann::json transformer_config_to_json(const TransformerConfig& c) {
-  nlohmann::json j = {{"model", c.model},
+  nlohmann::json j = {{"model", name(c.model)},
           {"src_vocab", c.src_vocab},
           {"tgt_vocab", c.tgt_vocab},
           {"d_model", c.d_model},
@@ -107,15 +116,15 @@ nlohmann::json transformer_config_to_json(const TransformerConfig& c) {
           {"norm_first", c.norm_first},
           {"share_embeddings", c.share_embeddings},
           {"tie_output", c.tie_output},
-          {"positions", c.positions},
-          {"activation", c.activation},
+          {"positions", name(c.positions)},
+          {"activation", name(c.activation)},
           {"max_len", c.max_len},
           {"pad_id", c.pad_id},
           {"bos_id", c.bos_id},
           {"eos_id", c.eos_id}};
-  if (c.score != "scaled_dot" || c.model == "rnn") j["score"] = c.score;
-  if (c.model == "rnn") {
-    j["rnn_cell"] = c.rnn_cell;
+  if (c.score != ScoreKind::scaled_dot || c.model == ModelKind::rnn) j["score"] = score_name(c.score);
+  if (c.model == ModelKind::rnn) {
+    j["rnn_cell"] = name(c.rnn_cell);
     j["bidirectional"] = c.bidirectional;
     j["encoder_hidden"] = c.encoder_hidden;
     j["input_feeding"] = c.input_feeding;

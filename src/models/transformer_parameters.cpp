@@ -19,8 +19,8 @@ void add_attention(std::vector<ParamSpec>& s, const std::string& p, int64_t d, c
   s.push_back({p + ".out_proj.bias", {d}, Init::zeros});
   // A score other than scaled_dot (nn/attention_score.h), shared by the heads: [d_k, d_k] maps.
   const int64_t dk = c.d_k();
-  if (c.score == "bilinear" || c.score == "additive") s.push_back({p + ".score.W", {dk, dk}, Init::xavier});
-  if (c.score == "additive") {
+  if (c.score == ScoreKind::bilinear || c.score == ScoreKind::additive) s.push_back({p + ".score.W", {dk, dk}, Init::xavier});
+  if (c.score == ScoreKind::additive) {
     s.push_back({p + ".score.U.weight", {dk, dk}, Init::xavier});
     s.push_back({p + ".score.U.bias", {dk}, Init::zeros});
     s.push_back({p + ".score.v", {1, dk}, Init::xavier});
@@ -47,7 +47,7 @@ std::vector<ParamSpec> specs(const TransformerConfig& c) {
   const float embed_std = 1.0f / std::sqrt(static_cast<float>(d));
   s.push_back({"src_embed.weight", {c.src_vocab, d}, Init::normal, embed_std});
   if (!c.share_embeddings) s.push_back({"tgt_embed.weight", {c.tgt_vocab, d}, Init::normal, embed_std});
-  if (c.positions == "learned") s.push_back({"pos_embed.weight", {c.max_len, d}, Init::normal, embed_std});
+  if (c.positions == Positions::learned) s.push_back({"pos_embed.weight", {c.max_len, d}, Init::normal, embed_std});
   for (int64_t i = 0; i < c.encoder_layers; ++i) {
     std::string p = "transformer.encoder.layers." + std::to_string(i) + ".";
     add_attention(s, p + "self_attn", d, c);
@@ -72,10 +72,10 @@ std::vector<ParamSpec> specs(const TransformerConfig& c) {
 }
 
 MultiHeadAttention attention_at(std::map<std::string, Var>& n, const std::string& p, int64_t heads,
-                                const std::string& score) {
+                                ScoreKind score) {
   MultiHeadAttention a{heads, n.at(p + ".in_proj_weight"), n.at(p + ".in_proj_bias"),
                        Linear{n.at(p + ".out_proj.weight"), n.at(p + ".out_proj.bias")}, {}};
-  a.score.kind = parse_score(score);
+  a.score.kind = score;
   auto optional = [&](const std::string& k) { return n.count(p + k) ? n.at(p + k) : Var(); };
   a.score.W = optional(".score.W");
   a.score.U = Linear{optional(".score.U.weight"), optional(".score.U.bias")};
@@ -96,9 +96,9 @@ void wire(Transformer& m) {
   auto& n = m.named;
   m.src_embed = n.at("src_embed.weight");
   m.tgt_embed = n.at("tgt_embed.weight");
-  if (c.positions == "learned") m.pos_embed = n.at("pos_embed.weight");
+  if (c.positions == Positions::learned) m.pos_embed = n.at("pos_embed.weight");
   else m.pe = sinusoid_table(c.max_len, c.d_model);
-  bool gelu = c.activation == "gelu";
+  bool gelu = c.activation == Activation::gelu;
   for (int64_t i = 0; i < c.encoder_layers; ++i) {
     std::string p = "transformer.encoder.layers." + std::to_string(i) + ".";
     m.encoder.push_back({attention_at(n, p + "self_attn", c.heads, c.score), ffn_at(n, p, gelu),

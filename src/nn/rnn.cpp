@@ -1,18 +1,25 @@
 #include "attn/nn/rnn.h"
 
+#include "attn/enum_names.h"
 #include "attn/error.h"
 
 namespace attn {
+
+namespace {
+const EnumName<RnnCell> kRnnCells[] = {{RnnCell::lstm, "lstm"}, {RnnCell::gru, "gru"}};
+}  // namespace
+
+const char* name(RnnCell c) { return name_in(kRnnCells, c); }
+void parse(std::string_view text, RnnCell* out, std::string_view what) { *out = parse_in(kRnnCells, text, what); }
 
 std::string rnn_key(const std::string& prefix, const std::string& what, int64_t layer, bool reverse) {
   return prefix + "." + what + "_l" + std::to_string(layer) + (reverse ? "_reverse" : "");
 }
 
-std::vector<std::pair<std::string, Shape>> rnn_parameter_shapes(const std::string& prefix, const std::string& cell,
+std::vector<std::pair<std::string, Shape>> rnn_parameter_shapes(const std::string& prefix, RnnCell cell,
                                                                 int64_t layers, bool bidirectional, int64_t in,
                                                                 int64_t H) {
-  check(cell == "lstm" || cell == "gru", "rnn: cell must be lstm or gru, got '", cell, "'");
-  const int64_t G = (cell == "gru" ? 3 : 4) * H, dirs = bidirectional ? 2 : 1;
+  const int64_t G = (cell == RnnCell::gru ? 3 : 4) * H, dirs = bidirectional ? 2 : 1;
   std::vector<std::pair<std::string, Shape>> out;
   for (int64_t l = 0; l < layers; ++l)
     for (int64_t d = 0; d < dirs; ++d) {
@@ -25,7 +32,7 @@ std::vector<std::pair<std::string, Shape>> rnn_parameter_shapes(const std::strin
   return out;
 }
 
-Rnn rnn_from(const std::map<std::string, Var>& named, const std::string& prefix, const std::string& cell,
+Rnn rnn_from(const std::map<std::string, Var>& named, const std::string& prefix, RnnCell cell,
              int64_t layers, bool bidirectional) {
   Rnn r{cell, layers, bidirectional, {}};
   for (int64_t l = 0; l < layers; ++l)
@@ -44,7 +51,7 @@ namespace {
 
 RnnResult run_one(const Rnn& rnn, const Var& x, const Var& h0, const Var& c0, const RnnWeights& w,
                   const Tensor& lengths, bool reverse) {
-  if (rnn.cell == "gru") return gru(x, h0, w, lengths, reverse);
+  if (rnn.cell == RnnCell::gru) return gru(x, h0, w, lengths, reverse);
   return lstm(x, h0, c0, w, lengths, reverse);
 }
 
@@ -86,7 +93,7 @@ Var step(const Rnn& rnn, const Var& x, RnnState& state, const Context& ctx) {
   for (int64_t l = 0; l < rnn.layers; ++l) {
     if (l > 0) input = apply_dropout(input, ctx);
     size_t i = static_cast<size_t>(l);
-    if (rnn.cell == "gru") {
+    if (rnn.cell == RnnCell::gru) {
       state.h[i] = gru_cell(input, state.h[i], rnn.weights[i]);
     } else {
       RnnResult r = lstm_cell(input, state.h[i], state.c[i], rnn.weights[i]);

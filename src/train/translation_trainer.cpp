@@ -127,7 +127,7 @@ void setup(Run& r) {
     save_seq2seq(r.model, o.model_dir, {{"tokenizer", "spm.model"}});
   }
   std::fprintf(stderr, "model: %s, %zu parameter tensors, %lld weights; d_model %lld, %lld+%lld layers, %lld heads\n",
-               c.model.c_str(), r.model.parameters().size(), static_cast<long long>([&] {
+               name(c.model), r.model.parameters().size(), static_cast<long long>([&] {
                  int64_t n = 0;
                  for (const auto& [k, v] : r.model.parameters()) n += v.value().numel();
                  return n;

@@ -119,7 +119,7 @@ TEST(ConfigKeys, FileThenSetAndUnknownKeys) {
   TranslationRun r = load_translation_run(path.string(), {"train.warmup=900"});
   EXPECT_EQ(r.o.schedule.warmup, 900);
   EXPECT_EQ(r.o.max_steps, 5);
-  EXPECT_EQ(r.o.model.score, "additive") << "the RNN's score when none is given";
+  EXPECT_EQ(r.o.model.score, ScoreKind::additive) << "the RNN's score when none is given";
   std::ofstream(path) << "train:\n  warmpu: 800\n";
   try {
     load_translation_run(path.string(), {});

@@ -60,7 +60,7 @@ TEST(MultiHeadScore, TransformerDecodesTheSameWithAndWithoutCache) {
     c.d_ff = 16;
     c.encoder_layers = c.decoder_layers = 2;
     c.dropout = 0.0f;
-    c.score = score;
+    parse(score, &c.score);
     Transformer m = make_transformer(c, 7);
     EXPECT_EQ(m.decoder[0].multihead_attn.score.kind, parse_score(score));
     SearchOptions o;

@@ -107,7 +107,7 @@ TEST(RnnCli, AverageOfTwoCheckpointsIsTheElementwiseMean) {
   ASSERT_EQ(run_attn("average " + quote(dir.string()) + " --last 2 --out " + quote(out.string()), dir), 0);
   Seq2Seq avg = load_seq2seq(out.string());
   ASSERT_TRUE(avg.is_rnn());
-  EXPECT_EQ(avg.config().score, "bilinear");
+  EXPECT_EQ(avg.config().score, ScoreKind::bilinear);
   double worst = 0;
   size_t n = 0;
   for (const auto& [key, v] : avg.parameters()) {

@@ -25,7 +25,9 @@ void check_stack(const std::string& cell) {
   std::map<std::string, Var> named;
   for (auto& [k, v] : t)
     if (k.rfind("rnn.", 0) == 0) named["rnn." + k.substr(4)] = Var(v.clone(), true);
-  Rnn rnn = rnn_from(named, "rnn", cell, 2, true);
+  RnnCell kind;
+  parse(cell, &kind);
+  Rnn rnn = rnn_from(named, "rnn", kind, 2, true);
   const bool lstm = cell == "lstm";
   Var x(t["x"].clone(), true);
   RnnState initial;

@@ -20,7 +20,7 @@ struct Seq2Seq {
   Transformer transformer;  // when config().model == "transformer"
   RnnSeq2Seq rnn;           // when config().model == "rnn"
 
-  bool is_rnn() const { return rnn.config.model == "rnn"; }
+  bool is_rnn() const { return rnn.config.model == ModelKind::rnn; }
   const TransformerConfig& config() const { return is_rnn() ? rnn.config : transformer.config; }
   std::vector<std::pair<std::string, Var>> parameters() const;
 };

@@ -5,10 +5,28 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "attn/nn/rnn_cell.h"
+#include "attn/nn/score_kind.h"
+
 namespace attn {
+
+// The model family: the Transformer, or seed 003's RNN encoder-decoder (models/rnn_seq2seq.h).
+enum class ModelKind { transformer, rnn };
+enum class Positions { sinusoidal, learned };
+enum class Activation { relu, gelu };
+
+const char* name(ModelKind k);
+const char* name(Positions p);
+const char* name(Activation a);
+// Each throws attn::Error naming `what` and the accepted names.
+void parse(std::string_view text, ModelKind* out, std::string_view what = "model");
+void parse(std::string_view text, Positions* out, std::string_view what = "positions");
+void parse(std::string_view text, Activation* out, std::string_view what = "activation");
+void parse(std::string_view text, ScoreKind* out, std::string_view what = "score");
 
 struct TransformerConfig {
   int64_t src_vocab = 8000;
@@ -22,16 +40,16 @@ struct TransformerConfig {
   bool norm_first = false;        // pre-LN (LayerNorm before each sub-layer) instead of the paper's post-LN
   bool share_embeddings = true;   // one table for source and target (needs src_vocab == tgt_vocab)
   bool tie_output = true;         // the output projection's weight is the target embedding
-  std::string positions = "sinusoidal";  // or "learned"
-  std::string activation = "relu";       // or "gelu"
+  Positions positions = Positions::sinusoidal;
+  Activation activation = Activation::relu;
   int64_t max_len = 1024;         // positions available
   int32_t pad_id = 0, bos_id = 1, eos_id = 2;
 
   // The model family and the attention score (seeds 003 and 004).
-  std::string model = "transformer";  // or "rnn": the RNN encoder-decoder (models/rnn_seq2seq.h)
-  std::string score = "scaled_dot";   // scaled_dot, dot, additive or bilinear (nn/attention_score.h)
-  // model "rnn" only (d_model is the embedding and decoder size; heads, d_ff, positions unused):
-  std::string rnn_cell = "lstm";      // or "gru"
+  ModelKind model = ModelKind::transformer;
+  ScoreKind score = ScoreKind::scaled_dot;  // nn/attention_score.h
+  // model rnn only (d_model is the embedding and decoder size; heads, d_ff, positions unused):
+  RnnCell rnn_cell = RnnCell::lstm;
   bool bidirectional = true;          // bidirectional encoder
   int64_t encoder_hidden = 0;         // units per encoder direction; 0: d_model / directions
   bool input_feeding = true;          // the context c_t is part of the decoder's next input

@@ -14,14 +14,11 @@
 #include <string>
 
 #include "attn/nn/layers.h"
+#include "attn/nn/score_kind.h"
 #include "attn/ops/attention.h"
 
 namespace attn {
 
-enum class ScoreKind { scaled_dot, dot, additive, bilinear };
-
-ScoreKind parse_score(const std::string& name);  // an error lists the four names
-const char* score_name(ScoreKind kind);
 
 struct AttentionScore {
   ScoreKind kind = ScoreKind::scaled_dot;

@@ -8,18 +8,19 @@
 #include <vector>
 
 #include "attn/nn/layers.h"
+#include "attn/nn/rnn_cell.h"
 #include "attn/ops/rnn.h"
 
 namespace attn {
 
 struct Rnn {
-  std::string cell = "lstm";  // or "gru"
+  RnnCell cell = RnnCell::lstm;
   int64_t layers = 1;
   bool bidirectional = false;
   std::vector<RnnWeights> weights;  // [layer * directions + direction]
 
   int64_t directions() const { return bidirectional ? 2 : 1; }
-  int64_t gates() const { return cell == "gru" ? 3 : 4; }
+  int64_t gates() const { return cell == RnnCell::gru ? 3 : 4; }
   int64_t hidden() const { return weights.front().w_hh.size(1); }
 };
 
@@ -28,12 +29,12 @@ struct Rnn {
 std::string rnn_key(const std::string& prefix, const std::string& what, int64_t layer, bool reverse);
 
 // Every key with its shape, for an input of size `in` and hidden size H.
-std::vector<std::pair<std::string, Shape>> rnn_parameter_shapes(const std::string& prefix, const std::string& cell,
+std::vector<std::pair<std::string, Shape>> rnn_parameter_shapes(const std::string& prefix, RnnCell cell,
                                                                 int64_t layers, bool bidirectional, int64_t in,
                                                                 int64_t H);
 
 // The stack around named parameters.
-Rnn rnn_from(const std::map<std::string, Var>& named, const std::string& prefix, const std::string& cell,
+Rnn rnn_from(const std::map<std::string, Var>& named, const std::string& prefix, RnnCell cell,
              int64_t layers, bool bidirectional);
 
 // The state of every layer and direction: h (and c for an LSTM) [B, H] at [layer * directions + d].
