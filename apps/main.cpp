@@ -11,7 +11,7 @@
 
 int main(int argc, char** argv) {
   using namespace attn::cli;
-  attn::flush_denormals(true);  // denormals slow this CPU's GEMMs ~50x (kernels/denormals.h)
+  attn::flush_denormals(true);  // denormals slow GEMMs ~50x (kernels/denormals.h)
   const auto& cmds = commands();
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
       !std::strcmp(argv[1], "help")) {
