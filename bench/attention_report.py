@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The attention family compared at equal training time on the EN->DE corpus (issue 5), as ONE
+"""The attention family compared at equal training time on the EN->DE corpus, as ONE
 command that trains, evaluates and writes docs/attention-report.md with SVG plots:
 
   (a) the Transformer, default recipe (scaled dot-product attention, 4 heads: d_k = 64)

@@ -39,8 +39,9 @@ taken, so that a machine whose load drifts moves both sides.
 Every system runs under the OpenMP wait policy that is its best on this machine (--policies):
 PyTorch with OMP_WAIT_POLICY=PASSIVE, attn with libgomp's default (threads spin a while between
 parallel regions, then sleep), CTranslate2 under both, scored by the better (the notes say which).
-On this VM PASSIVE costs attn 1.5-2x (docs/performance.md): a sleeping thread's virtual CPU takes
-long to wake, and attn runs many short parallel regions. The GEMM peak is measured under attn's policy.
+On the Sapphire Rapids VM (2026-11-22) PASSIVE cost attn 1.5-2x (docs/performance.md): a sleeping
+thread's virtual CPU takes long to wake, and attn runs many short parallel regions. The GEMM peak is
+measured under attn's policy.
 """
 import argparse
 import json

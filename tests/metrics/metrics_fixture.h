@@ -40,7 +40,7 @@ inline const nlohmann::json& expected() {
   return j;
 }
 
-// The bar from the issue is 0.01 BLEU; attn computes the same floating-point operations in
+// The required agreement with sacreBLEU is 0.01 BLEU; attn computes the same floating-point operations in
 // the same order as sacreBLEU, so the figures agree to rounding noise.
 constexpr double kTolerance = 1e-9;
 

@@ -125,7 +125,7 @@ void expect_resume_is_exact(Precision precision, const std::string& name) {
 
 TEST(Resume, StoppedAndResumedRunGivesTheSameLossesBitForBit) { expect_resume_is_exact(Precision::fp32, "resume"); }
 
-// bf16 products (train.precision auto on this CPU): the rounded weight copies are remade from the
+// bf16 products (what train.precision auto picks where the CPU has them): the rounded weight copies are remade from the
 // restored f32 masters, so a resumed run is exact too.
 TEST(Resume, Bf16RunResumesBitForBit) { expect_resume_is_exact(Precision::bf16, "resume_bf16"); }
 

@@ -2,7 +2,7 @@
 // products of some row counts past 256 several times slower than their neighbours, in bf16 and
 // in int8: m = 464, 496, 816, 848 and 912-992 in steps of 16 (n = k = 512, and x W^T with
 // n = 2048), at 25-100 GMAC/s against 150-600 for the rest, while every multiple of 64 ran at
-// full speed (docs/performance.md, "Row counts"). Products past kOnednnNarrowRows rows therefore
+// full speed (docs/performance.md, "Kernel dispatch"). Products past kOnednnNarrowRows rows therefore
 // run on a multiple of kOnednnRowBlock rows: padded with zero rows (int8), or split in two calls.
 #pragma once
 
