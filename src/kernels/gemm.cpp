@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attn/error.h"
+#include "attn/kernels/cpu.h"
 #include "attn/kernels/denormals.h"
 #include "attn/kernels/gemm_few_rows.h"
 #include "gemm_backends.h"
@@ -83,7 +84,8 @@ const char* backend_name(GemmBackend b) {
 //   0.9-1.3x on 1);
 // - A^T B over K >= 1024 rows with N < 2048 (a weight gradient dW = dY^T X in training), where the
 //   matmul primitive is 1.05-1.9x faster on 2 threads (dnnl_sgemm stalls on M = 1024-2048).
-// On AVX-512 builds, three more (session 15, a Zen 5; docs/performance.md):
+// On AVX-512 CPUs (active_isa(): the kernels' choice, so that ATTN_ISA=avx2 runs these products as
+// on an AVX2 CPU), three more (a Zen 5; docs/performance.md):
 // - x W^T over 33-512 rows (decoding a batch, beams, the encoder of a translation batch): the
 //   matmul primitive 1.1-2.5x dnnl_sgemm (2 threads, K = 512 rows 2 KB apart, N = 512-8000; its
 //   creation, ~0.26 ms a new shape, included);
@@ -96,13 +98,13 @@ const char* backend_name(GemmBackend b) {
 GemmBackend gemm_dispatch(const GemmArgs& g) {
   if (!g.trans_a && g.trans_b && g.m <= kFewRowsMax && few_rows_available()) return GemmBackend::few_rows;
   if (!g.trans_a && g.trans_b && g.m >= 16 && g.m <= 32) return GemmBackend::onednn_matmul;
-#if defined(__AVX512F__)
-  using detail::aliased_ld;
-  if (!g.trans_a && g.trans_b && g.m <= 512) return GemmBackend::onednn_matmul;
-  if (!g.trans_a && g.trans_b && g.k >= 1024 && g.n <= 1024 && (aliased_ld(g.lda) || aliased_ld(g.ldb)))
-    return GemmBackend::onednn_matmul;
-  if (g.trans_a && !g.trans_b && g.k >= 1024 && aliased_ld(g.ldb) && !aliased_ld(g.lda)) return GemmBackend::onednn;
-#endif
+  if (active_isa() == Isa::avx512) {
+    using detail::aliased_ld;
+    if (!g.trans_a && g.trans_b && g.m <= 512) return GemmBackend::onednn_matmul;
+    if (!g.trans_a && g.trans_b && g.k >= 1024 && g.n <= 1024 && (aliased_ld(g.lda) || aliased_ld(g.ldb)))
+      return GemmBackend::onednn_matmul;
+    if (g.trans_a && !g.trans_b && g.k >= 1024 && aliased_ld(g.ldb) && !aliased_ld(g.lda)) return GemmBackend::onednn;
+  }
   if (g.trans_a && !g.trans_b && g.k >= 1024 && g.n < 2048) return GemmBackend::onednn_matmul;
   return GemmBackend::onednn;
 }
@@ -125,7 +127,6 @@ void gemm(const GemmArgs& g, GemmBackend backend) {
   }
 }
 
-#if !defined(__AVX512F__)
 namespace {
 
 // The rows of a stored [rows, cols] operand (leading dimension ld) copied into a per-thread buffer
@@ -141,7 +142,6 @@ const float* padded_copy(const float* src, int64_t rows, int64_t cols, int64_t l
 }
 
 }  // namespace
-#endif
 
 // A weight gradient dW = dY^T X over K >= 1024 rows whose dY or X rows are a multiple of 4 KB
 // apart (the FFN's d_ff = 1024 or 2048 columns) runs at half speed on the AVX2 CPU measured (a
@@ -152,12 +152,12 @@ const float* padded_copy(const float* src, int64_t rows, int64_t cols, int64_t l
 // it too: 91 -> 117 GFLOPS for 512 x 512 x 4096 and 86 -> 100 for 512 x 256 x 4096 with dY
 // copied (medians of 5; X rows 2 KB apart gained nothing: 122 -> 110-118 for 256 x 512 x 4096).
 // Not measured on AVX-512 CPUs, where the matmul primitive ran these shapes at 136-163 GFLOPS
-// of a 190 peak (session 6): they keep the plain call.
+// of a 190 peak: they keep the plain call.
 void gemm(const GemmArgs& g) {
-#if !defined(__AVX512F__)
   using detail::aliased_ld;
   const bool copy_a = detail::aliased_ld_of_a(g.trans_a, g.lda);
-  if (g.trans_a && !g.trans_b && g.k >= 1024 && g.m >= 256 && g.n >= 256 && (copy_a || aliased_ld(g.ldb))) {
+  if (active_isa() != Isa::avx512 && g.trans_a && !g.trans_b && g.k >= 1024 && g.m >= 256 && g.n >= 256 &&
+      (copy_a || aliased_ld(g.ldb))) {
     GemmArgs h = g;
     if (copy_a) {
       h.lda = detail::unaliased_ld(g.lda);
@@ -169,7 +169,6 @@ void gemm(const GemmArgs& g) {
     }
     return gemm(h, GemmBackend::automatic);
   }
-#endif
   gemm(g, GemmBackend::automatic);
 }
 
