@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "attn/kernels/cpu.h"
 #include "attn/kernels/gemm_few_rows.h"
 #include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/gemm_panels.h"
@@ -64,19 +65,12 @@ const std::vector<Rule> kTable = {
      .why = "no bf16 matmul: operands rounded once and kept as f32, 0.93-1.0x fp32's speed"},
 };
 
-bool build_has_avx512() {
-#if defined(__AVX512F__)
-  return true;
-#else
-  return false;
-#endif
-}
-
+// The kernels' instruction set (kernels/cpu.h: chosen from cpuid at start-up, ATTN_ISA may lower it).
 bool isa_has(IsaNeed need) {
   switch (need) {
     case IsaNeed::any: return true;
-    case IsaNeed::avx512: return build_has_avx512();
-    case IsaNeed::avx2_only: return !build_has_avx512();
+    case IsaNeed::avx512: return active_isa() == Isa::avx512;
+    case IsaNeed::avx2_only: return active_isa() != Isa::avx512;
     case IsaNeed::no_int8_dot: return !cpu_has_int8_dot();
   }
   return false;

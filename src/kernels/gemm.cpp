@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attn/error.h"
+#include "attn/kernels/cpu.h"
 #include "attn/kernels/denormals.h"
 #include "attn/kernels/dispatch.h"
 #include "attn/kernels/gemm_few_rows.h"

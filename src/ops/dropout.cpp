@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "attn/error.h"
+#include "attn/kernels/dropout_bits.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/ops/elementwise.h"
-#include "dropout_bits.h"
 #include "grad_target.h"
 
 namespace attn {
@@ -19,14 +19,14 @@ constexpr int64_t kFlatRow = 4096;
 
 // The elements of x as rows of kFlatRow (the last one shorter): y = x m (relu: times [x > 0]),
 // the keep bits (times [x > 0]) into a fresh mask of one bit per element.
-Tensor dropout_flat(const float* x, float* y, int64_t n, bool relu, const detail::DropoutStream& s) {
+Tensor dropout_flat(const float* x, float* y, int64_t n, bool relu, const DropoutStream& s) {
   Tensor bits = Tensor::empty({(n + 31) / 32}, DType::i32);  // 32-bit words, one bit an element
   uint32_t* pb = reinterpret_cast<uint32_t*>(bits.data<int32_t>());
   const int64_t rows = (n + kFlatRow - 1) / kFlatRow;
   parallel_for(rows, 4, [=](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t b = r * kFlatRow, cols = std::min(kFlatRow, n - b);
-      detail::dropout_row(x + b, nullptr, y + b, cols, relu, s, static_cast<uint64_t>(b), pb + b / 32);
+      dropout_row(x + b, nullptr, y + b, cols, relu, s, static_cast<uint64_t>(b), pb + b / 32);
     }
   });
   return bits;
@@ -44,7 +44,7 @@ void record_bits_backward(const Var& x, const Var& y, const Tensor& bits, float 
     parallel_for((n + kFlatRow - 1) / kFlatRow, 4, [=](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t b = r * kFlatRow;
-        detail::dropout_row_backward(pg + b, pb + b / 32, keep, px + b, std::min(kFlatRow, n - b));
+        dropout_row_backward(pg + b, pb + b / 32, keep, px + b, std::min(kFlatRow, n - b));
       }
     });
     detail::give_grad(x, std::move(gx));
@@ -55,7 +55,7 @@ void record_bits_backward(const Var& x, const Var& y, const Tensor& bits, float 
 Var dropout_op(const Var& x, float p, Rng& rng, bool relu) {
   Tensor xv = x.value().contiguous();
   int64_t n = xv.numel();
-  const detail::DropoutStream s = detail::dropout_stream(p, rng.seed, rng.take(static_cast<uint64_t>(n)));
+  const DropoutStream s = dropout_stream(p, rng.seed, rng.take(static_cast<uint64_t>(n)));
   Tensor out = Tensor::empty(xv.shape());
   Tensor bits = dropout_flat(xv.data<float>(), out.data<float>(), n, relu, s);
   bool grad = needs_grad({&x});
@@ -67,11 +67,11 @@ Var dropout_op(const Var& x, float p, Rng& rng, bool relu) {
 }  // namespace
 
 void dropout_mask(float* mask, int64_t n, float p, uint64_t seed, uint64_t first) {
-  const detail::DropoutStream s = detail::dropout_stream(p, seed, first);
+  const DropoutStream s = dropout_stream(p, seed, first);
   parallel_for((n + 31) / 32, 512, [=](int64_t w0, int64_t w1) {
     for (int64_t w = w0; w < w1; ++w) {
       const int64_t b = 32 * w, count = std::min<int64_t>(32, n - b);
-      const uint32_t bits = detail::keep_bits(s, static_cast<uint64_t>(b), static_cast<int>(count));
+      const uint32_t bits = keep_bits(s, static_cast<uint64_t>(b), static_cast<int>(count));
       for (int64_t l = 0; l < count; ++l) mask[b + l] = (bits >> l) & 1u ? s.keep : 0.0f;
     }
   });

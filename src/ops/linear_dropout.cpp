@@ -3,11 +3,11 @@
 #include <algorithm>
 
 #include "attn/error.h"
+#include "attn/kernels/dropout_bits.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/ops/matmul.h"
 #include "affine.h"
 #include "column_sums.h"
-#include "dropout_bits.h"
 
 namespace attn {
 
@@ -19,7 +19,7 @@ Var linear_dropout(const Var& x, const Var& W, const Var& b, bool relu, float p,
   if (!training || p == 0.0f) return relu ? linear_relu(x, W, b, form) : linear(x, W, b, form);
   const bool grad = needs_grad({&x, &W, &b});
   detail::Affine a = detail::affine_forward(x, W, Var(), form, grad);  // z = x W^T (the bias comes next)
-  const int64_t rows = a.rows, n = a.out_features, words = detail::mask_words_per_row(n);
+  const int64_t rows = a.rows, n = a.out_features, words = mask_words_per_row(n);
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1));  // rows a chunk
   Tensor bv;
   if (b.defined()) {
@@ -28,13 +28,13 @@ Var linear_dropout(const Var& x, const Var& W, const Var& b, bool relu, float p,
     bv = b.value().contiguous();
   }
   const float* pb = b.defined() ? bv.data<float>() : nullptr;
-  const detail::DropoutStream s = detail::dropout_stream(p, rng.seed, rng.take(static_cast<uint64_t>(rows * n)));
+  const DropoutStream s = dropout_stream(p, rng.seed, rng.take(static_cast<uint64_t>(rows * n)));
   Tensor bits = Tensor::empty({rows, words}, DType::i32);  // 32-bit words of mask bits, rows apart
   uint32_t* pm = reinterpret_cast<uint32_t*>(bits.data<int32_t>());
   float* z = a.out.data<float>();  // y overwrites z
   parallel_for(rows, grain, [=](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r)
-      detail::dropout_row(z + r * n, pb, z + r * n, n, relu, s, static_cast<uint64_t>(r * n), pm + r * words);
+      dropout_row(z + r * n, pb, z + r * n, n, relu, s, static_cast<uint64_t>(r * n), pm + r * words);
   });
   Var y = make_output(a.out, grad);
   if (!grad) return y;
@@ -49,7 +49,7 @@ Var linear_dropout(const Var& x, const Var& W, const Var& b, bool relu, float p,
     float* dz = gz.data<float>();
     auto rows_of_dz = [=](int64_t r0, int64_t r1, float* acc) {
       for (int64_t r = r0; r < r1; ++r) {
-        detail::dropout_row_backward(g + r * n, m + r * words, keep, dz + r * n, n);
+        dropout_row_backward(g + r * n, m + r * words, keep, dz + r * n, n);
         if (!acc) continue;
         float* __restrict sum = acc;
         const float* __restrict row = dz + r * n;

@@ -1,5 +1,6 @@
 // attn::gemm and friends against the naive gemm_reference: every backend, the four transpose
 // combinations, alpha/beta, padded leading dimensions, M=1 / N=1, odd sizes, batches, bf16.
+#include "attn/kernels/cpu.h"
 #include "attn/kernels/gemm.h"
 
 #include <gtest/gtest.h>
@@ -213,17 +214,17 @@ TEST(Gemm, DispatchRules) {
   const GemmArgs ffn2_weight_grad{true, false, 256, 1024, 4096, 1, 0, nullptr, 256, nullptr, 1024, nullptr, 1024};
   const GemmArgs ffn1_weight_grad{true, false, 1024, 256, 4096, 1, 0, nullptr, 1024, nullptr, 256, nullptr, 256};
   EXPECT_EQ(gemm_dispatch(ffn1_weight_grad), GemmBackend::onednn_matmul);
-#if defined(__AVX512F__)
-  EXPECT_EQ(gemm_dispatch(ffn2_forward), GemmBackend::onednn_matmul);
-  EXPECT_EQ(gemm_dispatch(ffn2_weight_grad), GemmBackend::onednn);
-  EXPECT_EQ(gemm_dispatch({false, true, 4096, 256, 1040, 1, 0, nullptr, 1040, nullptr, 1040, nullptr, 256}),
-            GemmBackend::onednn);  // rows not aliased: dnnl_sgemm
-  EXPECT_EQ(gemm_dispatch({false, true, 128, 8000, 512}), GemmBackend::onednn_matmul);  // 33-512 rows
-  EXPECT_EQ(gemm_dispatch({false, true, 513, 8000, 512}), GemmBackend::onednn);
-#else
-  EXPECT_EQ(gemm_dispatch(ffn2_forward), GemmBackend::onednn);
-  EXPECT_EQ(gemm_dispatch(ffn2_weight_grad), GemmBackend::onednn_matmul);
-#endif
+  if (active_isa() == Isa::avx512) {
+    EXPECT_EQ(gemm_dispatch(ffn2_forward), GemmBackend::onednn_matmul);
+    EXPECT_EQ(gemm_dispatch(ffn2_weight_grad), GemmBackend::onednn);
+    EXPECT_EQ(gemm_dispatch({false, true, 4096, 256, 1040, 1, 0, nullptr, 1040, nullptr, 1040, nullptr, 256}),
+              GemmBackend::onednn);  // rows not aliased: dnnl_sgemm
+    EXPECT_EQ(gemm_dispatch({false, true, 128, 8000, 512}), GemmBackend::onednn_matmul);  // 33-512 rows
+    EXPECT_EQ(gemm_dispatch({false, true, 513, 8000, 512}), GemmBackend::onednn);
+  } else {
+    EXPECT_EQ(gemm_dispatch(ffn2_forward), GemmBackend::onednn);
+    EXPECT_EQ(gemm_dispatch(ffn2_weight_grad), GemmBackend::onednn_matmul);
+  }
   EXPECT_EQ(batched_dispatch({false, true, 32, 32, 64}, 256), BatchedBackend::onednn_matmul);
   EXPECT_EQ(batched_dispatch({false, true, 1, 128, 64}, 256), BatchedBackend::parallel_onednn);
 }

@@ -2,9 +2,9 @@
 // as rows of d_k floats, `ld` floats apart (one head of a KV cache):
 //   s_j = scale (q . k_j),   j < rows                      (scores_one_query)
 //   o   = sum_j p_j v_j                                     (weighted_rows)
-// AVX-512 where the build has it: q stays in registers and each key row is read once, four keys
+// AVX-512 where the CPU has it (active_isa(), kernels/cpu.h): q stays in registers and each key row is read once, four keys
 // at a time; the weighted sum keeps up to 128 output columns in registers and reads each value row
-// once, in order. AVX2 builds do the same at half the width (64 columns); plain loops otherwise. Single-threaded: callers split (row, head) pairs.
+// once, in order. AVX2 CPUs do the same at half the width (64 columns); plain loops otherwise. Single-threaded: callers split (row, head) pairs.
 // The _at forms take the address of every row instead (k[j], v[j]: a beam's history, whose
 // positions lie in different slots of the cache); same arithmetic, same order, same bits.
 #pragma once

@@ -14,7 +14,8 @@
 // 1.4-2.1x at m = 2 and 4, 1.05-1.5x at 8, 1.1-1.3x at 16, 0.9-1.25x at 1 (bound by memory
 // either way), even at 32 (so gemm() keeps oneDNN past 16). Details: docs/performance.md.
 // The columns are split among the threads (when not already inside a parallel region).
-// Built for AVX-512 or AVX2 + FMA (few_rows_available()); elsewhere gemm() keeps dnnl_sgemm.
+// Runs on AVX-512 or AVX2 + FMA CPUs (active_isa(), kernels/cpu.h; few_rows_available()); elsewhere
+// gemm() keeps dnnl_sgemm.
 // A row's result does not depend on m (each dot product's order is fixed).
 #pragma once
 

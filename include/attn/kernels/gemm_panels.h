@@ -12,8 +12,8 @@
 // m = 32, dnnl_sgemm past it; 2 threads, Zen 3, weights streamed from memory): 1.05-1.45x at
 // m = 24 and 32, 1.0-1.07x at 64 and 128 (so gemm_packed takes it up to kPanelRowsMax only).
 // Details: docs/performance.md.
-// Built for AVX2 + FMA without AVX-512 (f32_panels_available()): not measured on AVX-512 CPUs,
-// where oneDNN has wider kernels.
+// Runs where active_isa() is avx2 (kernels/cpu.h; f32_panels_available()): not measured on
+// AVX-512 CPUs, where oneDNN has wider kernels.
 #pragma once
 
 #include <cstdint>

@@ -11,7 +11,7 @@
 // (64 columns) and interleaved step by step within a group, so a group is one contiguous stream.
 // vpdpbusd multiplies u8 by s8: x rows are stored as u = q + 128 (u8) and
 //   acc[i, j] = sum_k u[i, k] W_q[j, k] - comp[j],   comp[j] = 128 sum_k W_q[j, k]
-// Built for CPUs with AVX512-BW and AVX512-VNNI at compile time (-march=native), or for AVX2
+// Runs on CPUs with AVX-512 and AVX512-VNNI (active_isa() avx512, kernels/cpu.h), or on AVX2
 // CPUs without VNNI, where weights are 7-bit (int8_weight_max() 63) and vpmaddubsw + vpmaddwd give
 // the same exact sums; s8_gemv_available() says whether it runs here (otherwise gemm_packed keeps
 // oneDNN for every m).

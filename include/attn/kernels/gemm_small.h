@@ -11,8 +11,8 @@
 namespace attn {
 
 // Same arguments and result as gemm(g) (beta == 0: C is not read), on one thread, any size;
-// meant for m, n and k up to a few hundred. AVX2 builds keep a 6 x 16 tile; without AVX2 or
-// AVX-512: plain loops.
+// meant for m, n and k up to a few hundred. On AVX2 CPUs (active_isa(), kernels/cpu.h) the
+// tile is 6 x 16; generic: plain loops.
 void gemm_small(const GemmArgs& g);
 
 }  // namespace attn

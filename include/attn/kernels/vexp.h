@@ -1,5 +1,5 @@
-// Row loops around exp for softmax and cross-entropy, vectorised with AVX-512 where the build
-// has it (16 lanes; exp by Cody-Waite reduction to [-ln2/2, ln2/2], a degree-7 polynomial and
+// Row loops around exp for softmax and cross-entropy, vectorised with AVX-512 where the CPU
+// has it (active_isa(), kernels/cpu.h; 16 lanes; exp by Cody-Waite reduction to [-ln2/2, ln2/2], a degree-7 polynomial and
 // a scaling by 2^n; relative error about 1e-7, exp(x) = 0 for x < -87.3, so that masked -inf
 // scores give exact zeros), or with AVX2 (8 lanes, the same polynomial); plain std::exp loops
 // otherwise. Single-threaded: callers split rows.

@@ -1,6 +1,7 @@
-// Private to src/ops: dropout's keep mask as bits, drawn from the counter-based stream as the
-// element is used (one pass forward) and kept as one bit per element for the backward, where a
-// float mask cost a pass to write it and 4 bytes an element to read it back.
+// Dropout's keep mask as bits (for ops/dropout and ops/linear_dropout), drawn from the
+// counter-based stream as the element is used (one pass forward) and kept as one bit per element
+// for the backward, where a float mask cost a pass to write it and 4 bytes an element to read it
+// back. The rows are vectorised for the CPU's Isa (kernels/cpu.h); every Isa gives the same bits.
 //
 // Element i of a dropout (its index in the op's stream, counted from `first`) is kept when
 // dropout_bits24(key, first + i) >= p 2^24, which is dropout_uniform(seed, first + i) >= p
@@ -9,7 +10,7 @@
 
 #include <cstdint>
 
-namespace attn::detail {
+namespace attn {
 
 struct DropoutStream {
   uint64_t key = 0;        // stream_key(seed)
@@ -37,4 +38,4 @@ void dropout_row(const float* x, const float* bias, float* y, int64_t cols, bool
 // dx[j] = dy[j] keep where bit j is set, else 0, for j < cols (one row).
 void dropout_row_backward(const float* dy, const uint32_t* bits, float keep, float* dx, int64_t cols);
 
-}  // namespace attn::detail
+}  // namespace attn
