@@ -23,9 +23,8 @@ DropoutStream dropout_stream(float p, uint64_t seed, uint64_t first) {
 }
 
 namespace detail {
-namespace {
 
-uint32_t keep_word(const DropoutStream& s, uint64_t i, int count) {
+uint32_t keep_word_scalar(const DropoutStream& s, uint64_t i, int count) {
   const uint64_t k0 = s.first + i;
   const uint32_t valid = count >= 32 ? 0xffffffffu : (1u << count) - 1u;
   const uint32_t threshold = static_cast<uint32_t>(s.threshold);
@@ -35,11 +34,13 @@ uint32_t keep_word(const DropoutStream& s, uint64_t i, int count) {
   return bits & valid;
 }
 
+namespace {
+
 void dropout_row(const float* x, const float* bias, float* y, int64_t cols, bool relu,
                  const DropoutStream& s, uint64_t index, uint32_t* bits) {
   for (int64_t j = 0; j < cols; j += 32) {
     const int count = static_cast<int>(std::min<int64_t>(32, cols - j));
-    uint32_t word = keep_word(s, index + static_cast<uint64_t>(j), count);
+    uint32_t word = keep_word_scalar(s, index + static_cast<uint64_t>(j), count);
     for (int l = 0; l < count; ++l) {
       float v = x[j + l] + (bias ? bias[j + l] : 0.0f);
       bool kept = (word >> l) & 1u;
@@ -63,7 +64,7 @@ void dropout_row_backward(const float* dy, const uint32_t* bits, float keep, flo
 
 template <>
 void fill_dropout_bits<Isa::generic>(KernelTable& t) {
-  t.keep_bits = keep_word;
+  t.keep_bits = keep_word_scalar;
   t.dropout_row = dropout_row;
   t.dropout_row_backward = dropout_row_backward;
 }

@@ -98,6 +98,9 @@ template <> void fill_gemm_s8_gemv<Isa::avx512>(KernelTable& t);
 template <> void fill_quantize_s8<Isa::generic>(KernelTable& t);
 template <> void fill_quantize_s8<Isa::avx2>(KernelTable& t);
 template <> void fill_quantize_s8<Isa::avx512>(KernelTable& t);
+// The keep bits of numbers i .. i + count - 1 of s one number at a time: the generic kernel, and
+// the vector kernels' form where the 32 numbers cross a 2^32 boundary of the counter.
+uint32_t keep_word_scalar(const DropoutStream& s, uint64_t i, int count);
 template <> void fill_dropout_bits<Isa::generic>(KernelTable& t);
 template <> void fill_dropout_bits<Isa::avx2>(KernelTable& t);
 template <> void fill_dropout_bits<Isa::avx512>(KernelTable& t);

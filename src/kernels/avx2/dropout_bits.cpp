@@ -45,10 +45,7 @@ uint32_t keep_word(const DropoutStream& s, uint64_t i, int count) {
     for (int g = 0; g < 4 && 8 * g < count; ++g) bits |= keep8(s.key32, lo0 + 8 * g, threshold) << (8 * g);
     return bits & valid;
   }
-  uint32_t bits = 0;
-  for (int l = 0; l < count; ++l)
-    bits |= static_cast<uint32_t>(dropout_bits24(s.key, k0 + static_cast<uint64_t>(l)) >= threshold) << l;
-  return bits & valid;
+  return keep_word_scalar(s, i, count);
 }
 
 void dropout_row(const float* x, const float* bias, float* y, int64_t cols, bool relu,

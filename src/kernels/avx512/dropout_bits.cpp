@@ -34,10 +34,7 @@ uint32_t keep_word(const DropoutStream& s, uint64_t i, int count) {
     const uint32_t lo0 = static_cast<uint32_t>(k0);
     return (keep16(s.key32, lo0, threshold) | keep16(s.key32, lo0 + 16, threshold) << 16) & valid;
   }
-  uint32_t bits = 0;
-  for (int l = 0; l < count; ++l)
-    bits |= static_cast<uint32_t>(dropout_bits24(s.key, k0 + static_cast<uint64_t>(l)) >= threshold) << l;
-  return bits & valid;
+  return keep_word_scalar(s, i, count);
 }
 
 void dropout_row(const float* x, const float* bias, float* y, int64_t cols, bool relu,
