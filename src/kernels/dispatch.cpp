@@ -202,6 +202,8 @@ Kernel frozen_weight_kernel(Precision precision, int64_t m) {
   return choose_kernel(p);
 }
 
+bool f32_panels_for(int64_t m) { return frozen_weight_kernel(P::fp32, m) == K::f32_panels; }
+
 Kernel rounded_bf16_kernel() {
   Product p;
   p.cls = C::rounded_bf16;

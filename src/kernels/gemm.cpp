@@ -76,12 +76,15 @@ const char* backend_name(GemmBackend b) {
   return "?";
 }
 
-// The kernel of the dispatch table (kernels/dispatch.h) that computes g: when the table first
-// copies aliased operands, the kernel that then runs.
-GemmBackend gemm_dispatch(const GemmArgs& g) {
+namespace {
+
+// The dispatch table's kernel for g (kernels/dispatch.h), and whether its aliased operands are
+// copied first: the kernel is then the one for the copies.
+GemmBackend planned_backend(const GemmArgs& g, bool* copy) {
   Product p = gemm_product(g.trans_a, g.trans_b, g.m, g.n, g.k, g.lda, g.ldb);
   Kernel k = choose_kernel(p);
-  if (k == Kernel::unaliased_copy) {
+  *copy = k == Kernel::unaliased_copy;
+  if (*copy) {
     p.a_aliased = p.b_aliased = p.a_copy = false;
     k = choose_kernel(p);
   }
@@ -90,6 +93,13 @@ GemmBackend gemm_dispatch(const GemmArgs& g) {
     case Kernel::onednn_matmul: return GemmBackend::onednn_matmul;
     default: return GemmBackend::onednn;
   }
+}
+
+}  // namespace
+
+GemmBackend gemm_dispatch(const GemmArgs& g) {
+  bool copy = false;
+  return planned_backend(g, &copy);
 }
 
 void gemm(const GemmArgs& g, GemmBackend backend) {
@@ -145,10 +155,10 @@ GemmArgs unaliased(const GemmArgs& g) {
 // compare kernels on the operands as given).
 void gemm(const GemmArgs& g) {
   detail::check_gemm_args(g, "gemm");
-  if (g.m > 0 && g.n > 0 && g.k > 0 &&
-      choose_kernel(gemm_product(g.trans_a, g.trans_b, g.m, g.n, g.k, g.lda, g.ldb)) == Kernel::unaliased_copy)
-    return gemm(unaliased(g), GemmBackend::automatic);
-  gemm(g, GemmBackend::automatic);
+  if (g.m == 0 || g.n == 0 || g.k == 0) return gemm(g, GemmBackend::automatic);  // nothing to choose
+  bool copy = false;
+  const GemmBackend backend = planned_backend(g, &copy);  // the table, asked once
+  gemm(copy ? unaliased(g) : g, backend);
 }
 
 // The dispatch table's kernel for a batch of products (kernels/dispatch.h).

@@ -9,6 +9,7 @@
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_int8.h"
+#include "attn/kernels/gemm_panels.h"
 #include "attn/kernels/precision.h"
 #include "weight_forms.h"
 #include "grad_target.h"
@@ -27,7 +28,7 @@ const FrozenWeight* frozen_for(const WeightForm& form, const Affine& a, bool gra
 
 // fp32 inference on W packed once into panels (gemm_panels.h), which adds the bias in its epilogue.
 bool on_f32_panels(const WeightForm& form, const FrozenWeight* frozen, int64_t rows) {
-  return form.precision == Precision::fp32 && frozen && frozen_weight_kernel(Precision::fp32, rows) == Kernel::f32_panels;
+  return form.precision == Precision::fp32 && frozen && f32_panels_for(rows);
 }
 
 // int8 inference, and fp32 inference on the panels, add the bias in the product's epilogue;
