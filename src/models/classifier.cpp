@@ -209,6 +209,7 @@ Classifier classifier_from_tensors(const ClassifierConfig& c, std::map<std::stri
       fail(source, ": tensor '", s.key,
            "' is ", dtype_name(it->second.dtype()), " ", shape_str(it->second.shape()), ", expected F32 ",
            shape_str(s.shape));
+    check_finite(it->second, s.key, source);
     named[s.key] = Var(adopt_or_copy(std::move(it->second)), true);  // owned: training updates it
   }
   check(named.size() == tensors.size(), source, ": holds ", tensors.size(), " tensors, the classifier has ",

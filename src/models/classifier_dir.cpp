@@ -37,7 +37,8 @@ ClassifierModel load_classifier(const std::string& dir) {
   } catch (const nlohmann::json::exception& e) {
     fail(path, ": ", e.what());
   }
-  ClassifierConfig c = classifier_config_from_json(j.at("model"), path);
+  check(j.contains("model"), path, ": no \"model\" entry (the classifier's configuration)");
+  ClassifierConfig c = classifier_config_from_json(j["model"], path);
   check(c.classes == static_cast<int64_t>(m.labels.size()), path, ": ", c.classes, " classes but ",
         m.labels.size(), " labels");
   check(c.vocab == m.vocab.size(), path, ": vocab ", c.vocab, " but vocab.txt holds ", m.vocab.size(), " tokens");
