@@ -176,7 +176,7 @@ function tokenView() {
   });
   const hs = shownHeads();
   const rows = sel >= 0 ? [sel] : q.map((_, i) => i);
-  const maxW = sel >= 0 ? 9 : 3, spread = hs.length > 1 ? 3 : 0;
+  const maxW = sel >= 0 ? 14 : 3, spread = hs.length > 1 ? 3 : 0;
   hs.forEach((h, hi) => {
     const color = hs.length > 1 || layer().heads.length > 1 ? COLORS[(h.head - 1) % COLORS.length] : COLORS[0];
     for (const i of rows) h.weights[i].forEach((w, j) => {

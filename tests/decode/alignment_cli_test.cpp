@@ -23,7 +23,7 @@ namespace {
 using testing::fixture_dir;
 using testing::fixture_lines;
 
-struct Run {
+struct CliResult {
   int exit_code;
   std::string out, err;
 };
@@ -42,13 +42,13 @@ class AlignmentCli : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = std::filesystem::temp_directory_path() / ("attn_alignment_cli_" + std::to_string(getpid()));
     std::filesystem::create_directories(dir_);
-    Run r = run("import-torch " + quote(fixture_dir(kConfig)) + " " + quote(model()));
+    CliResult r = run("import-torch " + quote(fixture_dir(kConfig)) + " " + quote(model()));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto lines = fixture_lines(kConfig, "src.txt");
     std::ofstream(input()) << lines[0] << "\n\n" << lines[1] << "\n" << lines[2] << "\n";
   }
   static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
-  static Run run(const std::string& arguments) {
+  static CliResult run(const std::string& arguments) {
     std::string err_path = (dir_ / "stderr.txt").string();
     FILE* pipe = popen((std::string(ATTN_BINARY) + " " + arguments + " 2>" + quote(err_path)).c_str(), "r");
     if (!pipe) return {-1, "", "popen failed"};
@@ -71,8 +71,8 @@ class AlignmentCli : public ::testing::Test {
 };
 
 TEST_F(AlignmentCli, HardAlignmentFollowsEachTranslation) {
-  Run plain = run(translate(""));
-  Run aligned = run(translate("--alignment"));
+  CliResult plain = run(translate(""));
+  CliResult aligned = run(translate("--alignment"));
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   ASSERT_EQ(aligned.exit_code, 0) << aligned.err;
   auto texts = split_lines(plain.out), lines = split_lines(aligned.out), sources = split_lines(
@@ -98,7 +98,7 @@ TEST_F(AlignmentCli, HardAlignmentFollowsEachTranslation) {
 }
 
 TEST_F(AlignmentCli, JsonLinesCarryNBestAndSoftAlignment) {
-  Run r = run(translate("--beam 4 --n-best 2 --alignment soft --output-format jsonl"));
+  CliResult r = run(translate("--beam 4 --n-best 2 --alignment soft --output-format jsonl"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto lines = split_lines(r.out);
   ASSERT_EQ(lines.size(), 4u);
@@ -123,16 +123,16 @@ TEST_F(AlignmentCli, JsonLinesCarryNBestAndSoftAlignment) {
       EXPECT_LE(sum, 1.0 + 1e-5);
     }
   }
-  Run bad = run(translate("--alignment diagonal"));
+  CliResult bad = run(translate("--alignment diagonal"));
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("--alignment must be hard or soft"), std::string::npos) << bad.err;
-  Run layer = run(translate("--alignment --alignment-layer 3"));
+  CliResult layer = run(translate("--alignment --alignment-layer 3"));
   EXPECT_NE(layer.exit_code, 0);
   EXPECT_NE(layer.err.find("alignment layer 3"), std::string::npos) << layer.err;
 }
 
 TEST_F(AlignmentCli, AttendDocumentHoldsEveryLayerAndHead) {
-  Run r = run("attend --model " + quote(model()) + " --ids --src '5 9 14 7 2' --format json");
+  CliResult r = run("attend --model " + quote(model()) + " --ids --src '5 9 14 7 2' --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json doc = nlohmann::json::parse(r.out);
   ASSERT_EQ(doc.at("stacks").size(), 3u);  // encoder self, decoder self, cross
@@ -156,12 +156,12 @@ TEST_F(AlignmentCli, AttendDocumentHoldsEveryLayerAndHead) {
       }
     }
   }
-  Run one = run("attend --model " + quote(model()) + " --ids --src '5 9 14 7 2' --layer 2 --head 3 --format json");
+  CliResult one = run("attend --model " + quote(model()) + " --ids --src '5 9 14 7 2' --layer 2 --head 3 --format json");
   ASSERT_EQ(one.exit_code, 0) << one.err;
   const nlohmann::json d1 = nlohmann::json::parse(one.out);
   EXPECT_EQ(d1.at("stacks")[0].at("layers").size(), 1u);
   EXPECT_EQ(d1.at("stacks")[0].at("layers")[0].at("heads")[0].at("head"), 3);
-  Run bad = run("attend --model " + quote(model()) + " --ids --src '5 9 2' --layer 3");
+  CliResult bad = run("attend --model " + quote(model()) + " --ids --src '5 9 2' --layer 3");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("--layer 3"), std::string::npos) << bad.err;
 }
