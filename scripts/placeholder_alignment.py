@@ -18,7 +18,8 @@ import re
 import subprocess
 import sys
 
-PLACEHOLDER = re.compile(r"%(?:\d+\$)?[-+0#']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|ll|[hlLqzjtw])*[a-zA-Z@]|%\d+")
+# printf (%s, %-5d, %1$s, %.*s, %lu), GCC's diagnostics (%qD, %q#D, %qE, %L, %C) and Qt's (%1).
+PLACEHOLDER = re.compile(r"%(?:\d+\$)?[-+0#']*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|ll|[hlLqzjtw])*[#+]?[a-zA-Z@]|%\d+")
 WORD_START = "\u2581"
 
 
