@@ -130,7 +130,7 @@ int run_translate(int argc, char** argv) {
   std::optional<TranslationModel> text_model;
   if (!ids_mode) text_model.emplace(load_translation_model(model));
   Seq2Seq m = ids_mode ? load_seq2seq(model) : text_model->model;  // either family
-  const TransformerConfig& config = m.config();
+  const Seq2SeqCommon config = m.common();
   check(o.max_len <= config.max_len, "--max-len ", o.max_len, " is more than the model's ",
         config.max_len, " positions (max_len in ", model, "/config.json)");
   prepare(m, parse_precision(f.precision, "--precision"), Use::inference);  // weights converted once
