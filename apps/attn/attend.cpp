@@ -105,7 +105,7 @@ nlohmann::json translation_doc(const AttendFlags& f) {
   if (!f.ids) text_model.emplace(load_translation_model(f.model));
   Seq2Seq m = f.ids ? load_seq2seq(f.model) : text_model->model;
   prepare(m, Precision::fp32, Use::inference);
-  const TransformerConfig& c = m.config();
+  const Seq2SeqCommon c = m.common();
   const data::Tokenizer* tok = f.ids ? nullptr : &text_model->tokenizer;
   std::vector<int32_t> src = f.ids ? parse_ids(f.src, c.src_vocab, "--src") : tok->encode(f.src);
   if (!f.ids) src.push_back(c.eos_id);  // the model's source is x + eos, as in training
@@ -119,7 +119,7 @@ nlohmann::json translation_doc(const AttendFlags& f) {
   check(static_cast<int64_t>(std::max(src.size(), tgt_in.size())) <= c.max_len, "the sentence is longer than the model's max_len ", c.max_len);
   const AttentionMaps maps = teacher_forced_attention(m, src, tgt_in);
   const std::vector<std::string> s = token_strings(tok, src), t = token_strings(tok, tgt_in);
-  nlohmann::json doc = {{"kind", m.is_rnn() ? "rnn" : "transformer"}, {"model", f.model}};
+  nlohmann::json doc = {{"kind", m.kind() == ModelKind::rnn ? "rnn" : "transformer"}, {"model", f.model}};
   doc["source"] = {{"text", f.src}, {"tokens", s}};
   doc["target"] = {{"text", tok ? tok->decode(tgt) : format_ids(tgt)}, {"tokens", t},
                    {"outputs", token_strings(tok, outputs)}, {"given", !f.tgt.empty()}};
@@ -128,7 +128,7 @@ nlohmann::json translation_doc(const AttendFlags& f) {
     doc["stacks"].push_back(stack_json("encoder_self", "Encoder self-attention", maps.encoder_self, s, s, {"source", "source"}, f));
   if (!maps.decoder_self.empty())
     doc["stacks"].push_back(stack_json("decoder_self", "Decoder self-attention (masked)", maps.decoder_self, t, t, {"target", "target"}, f));
-  doc["stacks"].push_back(stack_json("cross", m.is_rnn() ? "Attention over the source (alpha_t)" : "Encoder-decoder attention",
+  doc["stacks"].push_back(stack_json("cross", m.kind() == ModelKind::rnn ? "Attention over the source (alpha_t)" : "Encoder-decoder attention",
                                      maps.cross, t, s, {"target", "source"}, f));
   return doc;
 }
@@ -137,12 +137,12 @@ nlohmann::json classifier_doc(const AttendFlags& f) {
   check(!f.ids, "--ids applies to translation models; a classifier reads text");
   check(f.tgt.empty(), "--tgt applies to translation models, not to a classifier");
   ClassifierModel m = load_classifier(f.model);
-  check(m.model.config.head_split == "standard", f.model, ": head_split '", m.model.config.head_split,
+  check(m.model.config.head_split == HeadSplit::standard, f.model, ": head_split '", name(m.model.config.head_split),
         "' attends over rows of a reshaped memory, not over positions: nothing to draw per token");
   prepare(m.model, Precision::fp32, Use::inference);
   const ClassifierConfig& c = m.model.config;
   std::vector<std::string> tokens = m.vocab.split(f.src);
-  if (c.pooling == "cls") tokens.insert(tokens.begin(), "<CLS>");
+  if (c.pooling == Pooling::cls) tokens.insert(tokens.begin(), "<CLS>");
   if (static_cast<int64_t>(tokens.size()) > c.pad_size) tokens.resize(static_cast<size_t>(c.pad_size));
   check(!tokens.empty(), "--src has no tokens");
   AttentionMaps maps;

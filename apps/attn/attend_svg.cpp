@@ -1,5 +1,6 @@
 // attn attend --format svg: the heatmaps of the document (attend.h) as one static SVG, a block
 // per attention stack, a row per layer, a column per head, the tokens along the first map's axes.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -75,6 +76,18 @@ std::string attend_svg(const nlohmann::json& doc) {
       width = std::max(width, x);
       y = top + static_cast<double>(q.size()) * cell + gap;
     }
+    // the key tokens down the columns of the stack's last row of maps
+    const size_t maps = stack.at("layers").empty() ? 0 : stack.at("layers").back().at("heads").size();
+    size_t longest = 0;
+    for (size_t m = 0; m < maps; ++m)
+      for (size_t j = 0; j < k.size(); ++j) {
+        char at[96];
+        const double x = label + static_cast<double>(m) * (static_cast<double>(k.size()) * cell + gap) + (j + 0.7) * cell;
+        std::snprintf(at, sizeof at, " transform=\"rotate(90 %.1f %.1f)\"", x, y - gap + 4);
+        body += text(x, y - gap + 4, k[j], at);
+        longest = std::max(longest, k[j].size());
+      }
+    y += static_cast<double>(std::min<size_t>(longest, 14)) * 6;
   }
   char head[256];
   std::snprintf(head, sizeof head,

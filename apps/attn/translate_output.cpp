@@ -25,7 +25,7 @@ std::vector<std::string> tokens_of(const LineOutput& out, const std::vector<int3
 
 // The source tokens alignments index: the encoder's input without its final eos.
 std::vector<int32_t> aligned_source(const LineOutput& out, const std::vector<int32_t>& source) {
-  const int32_t eos = out.model->config().eos_id;
+  const int32_t eos = out.model->common().eos_id;
   if (!source.empty() && source.back() == eos) return {source.begin(), source.end() - 1};
   return source;
 }
@@ -36,7 +36,7 @@ nlohmann::json alignment_of(const LineOutput& out, const std::vector<int32_t>& s
                             const std::vector<int32_t>& target, bool as_json) {
   const Seq2Seq& m = *out.model;
   const OutputOptions& o = out.options;
-  std::vector<int32_t> tgt_in = {m.config().bos_id};
+  std::vector<int32_t> tgt_in = {m.common().bos_id};
   tgt_in.insert(tgt_in.end(), target.begin(), target.end());
   const AttentionMaps maps = teacher_forced_attention(m, source, tgt_in);
   const int layers = static_cast<int>(maps.cross.size());

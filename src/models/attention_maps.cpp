@@ -1,5 +1,7 @@
 #include "attn/models/attention_maps.h"
 
+#include <variant>
+
 #include "attn/error.h"
 #include "attn/models/teacher_forced_attention.h"
 
@@ -71,8 +73,7 @@ AttentionMaps teacher_forced_attention(const RnnSeq2Seq& m, const std::vector<in
 
 AttentionMaps teacher_forced_attention(const Seq2Seq& m, const std::vector<int32_t>& src,
                                        const std::vector<int32_t>& tgt_in) {
-  return m.is_rnn() ? teacher_forced_attention(m.rnn, src, tgt_in)
-                    : teacher_forced_attention(m.transformer, src, tgt_in);
+  return std::visit([&](const auto& net) { return teacher_forced_attention(net, src, tgt_in); }, m.net);
 }
 
 }  // namespace attn
