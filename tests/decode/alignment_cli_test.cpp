@@ -161,6 +161,12 @@ TEST_F(AlignmentCli, AttendDocumentHoldsEveryLayerAndHead) {
   const nlohmann::json d1 = nlohmann::json::parse(one.out);
   EXPECT_EQ(d1.at("stacks")[0].at("layers").size(), 1u);
   EXPECT_EQ(d1.at("stacks")[0].at("layers")[0].at("heads")[0].at("head"), 3);
+  CliResult svg = run("attend --model " + quote(model()) + " --ids --src '5 9 14 7 2' --format svg");
+  ASSERT_EQ(svg.exit_code, 0) << svg.err;
+  EXPECT_EQ(svg.out.rfind("<svg", 0), 0u);
+  size_t maps = 0;
+  for (size_t at = svg.out.find(" head "); at != std::string::npos; at = svg.out.find(" head ", at + 1)) ++maps;
+  EXPECT_EQ(maps, 3u * 2u * 4u);  // "layer L head H" over each heatmap
   CliResult bad = run("attend --model " + quote(model()) + " --ids --src '5 9 2' --layer 3");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("--layer 3"), std::string::npos) << bad.err;
