@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ cmake make pkg-config libopenblas-dev libdnnl-dev libsentencepiece-dev
-          libgtest-dev zlib1g-dev nlohmann-json3-dev libyaml-dev libcli11-dev)
+          libgtest-dev zlib1g-dev nlohmann-json3-dev libyaml-dev libcli11-dev
+          chromium fonts-dejavu-core python3)  # chromium: the attend page's browser test
 bench=0
 for a in "$@"; do [ "$a" = --bench ] && bench=1; done
 [ $bench = 1 ] && packages+=(python3-torch python3-numpy python3-venv python3-pip)
