@@ -28,7 +28,7 @@ constexpr int kColumns = 2;
 
 std::string num(double v) {
   char b[32];
-  std::snprintf(b, sizeof b, "%.4g", std::abs(v) < 1e-12 ? 0.0 : v);
+  std::snprintf(b, sizeof b, "%.6g", std::abs(v) < 1e-12 ? 0.0 : v);
   return b;
 }
 
@@ -94,16 +94,14 @@ void draw_axes(std::ostringstream& svg, const Scale& s, const std::vector<double
 }
 
 // One panel: every run's series of `key`, a line through its points (dots when there are few).
+// Every panel spans the same x range (x0, x1), so that a step lines up from panel to panel.
 void draw_panel(std::ostringstream& svg, const std::vector<RunCurves>& runs, const Panel& panel, double left,
-                double top, CurveAxis x, double time_unit, const std::string& x_label) {
-  Scale s{INFINITY, -INFINITY, INFINITY, -INFINITY, left, top};
+                double top, CurveAxis x, double time_unit, const std::string& x_label, double x0, double x1) {
+  Scale s{x0, x1, INFINITY, -INFINITY, left, top};
   for (const RunCurves& run : runs) {
     auto it = run.series.find(panel.series);
     if (it == run.series.end()) continue;
-    for (const CurvePoint& p : it->second) {
-      s.x0 = std::min(s.x0, x_of(p, x, time_unit)), s.x1 = std::max(s.x1, x_of(p, x, time_unit));
-      s.y0 = std::min(s.y0, p.value), s.y1 = std::max(s.y1, p.value);
-    }
+    for (const CurvePoint& p : it->second) s.y0 = std::min(s.y0, p.value), s.y1 = std::max(s.y1, p.value);
   }
   const std::vector<double> xt = nice_ticks(s.x0, s.x1, 5), yt = nice_ticks(s.y0, s.y1, 4);
   svg << "<g class=\"panel\" data-metric=\"" << panel.series << "\">\n";
@@ -139,6 +137,11 @@ std::string curves_svg(const std::vector<RunCurves>& runs, CurveAxis x) {
     for (const auto& [key, points] : run.series)
       for (const CurvePoint& p : points) max_seconds = std::max(max_seconds, p.elapsed);
   const bool minutes = x == CurveAxis::time && max_seconds >= 180;
+  double x0 = INFINITY, x1 = -INFINITY;
+  for (const RunCurves& run : runs)
+    for (const auto& [key, points] : run.series)
+      for (const CurvePoint& p : points)
+        x0 = std::min(x0, x_of(p, x, minutes ? 60.0 : 1.0)), x1 = std::max(x1, x_of(p, x, minutes ? 60.0 : 1.0));
   const std::string x_label = x == CurveAxis::step ? "step" : minutes ? "time (minutes)" : "time (seconds)";
   const double legend_h = 30 + 20.0 * static_cast<double>(runs.size());
   const size_t rows = (panels.size() + kColumns - 1) / kColumns;
@@ -158,7 +161,7 @@ std::string curves_svg(const std::vector<RunCurves>& runs, CurveAxis x) {
     svg << "<text x=\"" << num(kGap) << "\" y=\"" << num(legend_h + 20) << "\">no figures logged yet</text>\n";
   for (size_t i = 0; i < panels.size(); ++i)
     draw_panel(svg, runs, *panels[i], kGap + static_cast<double>(i % kColumns) * (kPanelW + kGap),
-               legend_h + static_cast<double>(i / kColumns) * (kPanelH + kGap), x, minutes ? 60.0 : 1.0, x_label);
+               legend_h + static_cast<double>(i / kColumns) * (kPanelH + kGap), x, minutes ? 60.0 : 1.0, x_label, x0, x1);
   svg << "</svg>\n";
   return svg.str();
 }

@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace attn::testing;
 
-struct Run {
+struct CliResult {
   int exit_code;
   std::string out, err;
 };
@@ -36,7 +36,7 @@ class TextLines : public ::testing::Test {
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
 
-  static Run translate(const std::string& input, const std::string& flags = "") {
+  static CliResult translate(const std::string& input, const std::string& flags = "") {
     const std::string in = dir_ + "/in.txt", err = dir_ + "/err.txt";
     io::write_file_atomic(in, input);
     const std::string cmd = std::string(ATTN_BINARY) + " translate --model " + dir_ + "/model --threads 1 --max-len 16 " +
@@ -54,8 +54,8 @@ class TextLines : public ::testing::Test {
 size_t count_lines(const std::string& s) { return static_cast<size_t>(std::count(s.begin(), s.end(), '\n')); }
 
 TEST_F(TextLines, WindowsLineEndsGiveTheSameOutput) {
-  Run unix_ends = translate("A small house.\nThe cat sleeps.\n");
-  Run windows_ends = translate("\xEF\xBB\xBF" "A small house.\r\nThe cat sleeps.\r\n");
+  CliResult unix_ends = translate("A small house.\nThe cat sleeps.\n");
+  CliResult windows_ends = translate("\xEF\xBB\xBF" "A small house.\r\nThe cat sleeps.\r\n");
   ASSERT_EQ(unix_ends.exit_code, 0) << unix_ends.err;
   EXPECT_EQ(windows_ends.exit_code, 0) << windows_ends.err;
   EXPECT_EQ(windows_ends.out, unix_ends.out);
@@ -63,18 +63,18 @@ TEST_F(TextLines, WindowsLineEndsGiveTheSameOutput) {
 }
 
 TEST_F(TextLines, InvalidUtf8IsAnErrorNamingTheLine) {
-  Run r = translate("A small house.\nbad \xC3\x28 byte\n");
+  CliResult r = translate("A small house.\nbad \xC3\x28 byte\n");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("<stdin>:2: invalid UTF-8 (byte 0xC3 at column 5)"), std::string::npos) << r.err;
 }
 
 // Blank lines (empty, or only spaces and tabs) give empty lines, in text and in --ids alike.
 TEST_F(TextLines, BlankLinesGiveEmptyLines) {
-  Run one = translate("A small house.\n");
-  Run r = translate("A small house.\n   \n\t\n\nA small house.\n");
+  CliResult one = translate("A small house.\n");
+  CliResult r = translate("A small house.\n   \n\t\n\nA small house.\n");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, one.out + "\n\n\n" + one.out);
-  Run ids = translate("5 6 2\n  \n\n5 6 2\n", "--ids");
+  CliResult ids = translate("5 6 2\n  \n\n5 6 2\n", "--ids");
   ASSERT_EQ(ids.exit_code, 0) << ids.err;
   std::istringstream s(ids.out);
   std::vector<std::string> lines;
@@ -96,22 +96,22 @@ TEST_F(TextLines, ALongLineIsSplitIntoPiecesAndJoinedOnItsLine) {
   for (const auto& p : f.pieces) EXPECT_LE(p.size(), 16u);
   std::string pieces;
   for (const auto& p : f.pieces) pieces += format_ids(p) + "\n";
-  Run apart = translate(pieces, "--ids");
+  CliResult apart = translate(pieces, "--ids");
   ASSERT_EQ(apart.exit_code, 0) << apart.err;
   std::vector<int32_t> joined;
   std::istringstream s(apart.out);
   for (std::string l; std::getline(s, l);)
     for (int32_t id : parse_ids(l, 1 << 20, "out")) joined.push_back(id);
-  Run one = translate("A small house.\n");
-  Run r = translate("A small house.\n" + long_line + "\nA small house.\n");
+  CliResult one = translate("A small house.\n");
+  CliResult r = translate("A small house.\n" + long_line + "\nA small house.\n");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, one.out + tokenizer.decode(joined) + "\n" + one.out);
   EXPECT_NE(r.err.find("<stdin>:2: " + std::to_string(f.tokens) + " tokens, more than the model's 16 positions"),
             std::string::npos) << r.err;
-  Run truncated = translate("A small house.\n" + long_line + "\n", "--on-long truncate");
+  CliResult truncated = translate("A small house.\n" + long_line + "\n", "--on-long truncate");
   EXPECT_EQ(truncated.exit_code, 0) << truncated.err;
   EXPECT_EQ(count_lines(truncated.out), 2u);
-  Run refused = translate("A small house.\n" + long_line + "\n", "--on-long error");
+  CliResult refused = translate("A small house.\n" + long_line + "\n", "--on-long error");
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.err.find("<stdin>:2"), std::string::npos) << refused.err;
 }

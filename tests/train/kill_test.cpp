@@ -21,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace attn::testing;
 
-constexpr int64_t kSteps = 24;
+constexpr int64_t kSteps = 40;
 
 int64_t env_int(const char* name, int64_t fallback) {
   const char* v = std::getenv(name);
@@ -75,10 +75,15 @@ TEST(KillTest, RunKilledAtRandomMomentsEndsWithTheSameWeightsBitForBit) {
   head(dir + "/train.de", dir, "dev.de", 16);
   int status = 0;
   const auto t0 = std::chrono::steady_clock::now();
+  auto since = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   pid_t straight = spawn_attn_train(run_args(dir, dir + "/straight"), dir + "/straight.log");
-  waitpid(straight, &status, 0);
+  double startup = 0;  // until the first step is logged: every resumed attempt pays it again
+  while (waitpid(straight, &status, WNOHANG) == 0) {
+    if (startup == 0 && !log_events(dir + "/straight", "train").empty()) startup = since();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   ASSERT_EQ(status, 0) << "see " << dir << "/straight.log";
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = since();
 
   std::mt19937_64 rng(static_cast<uint64_t>(seed));
   std::map<std::string, int> where;
@@ -91,8 +96,8 @@ TEST(KillTest, RunKilledAtRandomMomentsEndsWithTheSameWeightsBitForBit) {
     const size_t lines_before = fs::exists(model_dir + "/train_log.jsonl") ? log_events(model_dir, "train").size() : 0;
     const std::string log = dir + "/attempt" + std::to_string(attempts) + ".log";
     pid_t child = spawn_attn_train(args, log);
-    // A moment in the first 2/kills of a whole run's time: kills spread over the run.
-    std::uniform_real_distribution<double> delay(0.0, 2.0 * seconds / static_cast<double>(kills));
+    // From late in start-up to 1.5/kills of the training time past it: the kills spread over the run.
+    std::uniform_real_distribution<double> delay(0.7 * startup, startup + 1.5 * (seconds - startup) / static_cast<double>(kills));
     std::this_thread::sleep_for(std::chrono::duration<double>(delay(rng)));
     kill(child, SIGKILL);
     waitpid(child, &status, 0);
@@ -108,12 +113,12 @@ TEST(KillTest, RunKilledAtRandomMomentsEndsWithTheSameWeightsBitForBit) {
   pid_t last = spawn_attn_train(args, dir + "/final.log");
   waitpid(last, &status, 0);
   ASSERT_EQ(status, 0) << "see " << dir << "/final.log";
-  std::printf("[kill -9] %lld kills landed in %lld attempts (seed %lld; a whole run takes %.2f s):", static_cast<long long>(landed),
-              static_cast<long long>(attempts), static_cast<long long>(seed), seconds);
+  std::printf("[kill -9] %lld kills landed in %lld attempts (seed %lld; a whole run takes %.2f s, %.2f s of start-up):",
+              static_cast<long long>(landed), static_cast<long long>(attempts), static_cast<long long>(seed), seconds, startup);
   for (const auto& [what, n] : where) std::printf(" %s %d", what.c_str(), n);
   std::printf("\n");
   EXPECT_GE(landed, std::min<int64_t>(kills, 3)) << "the kills must land before the run ends";
-  const std::string a = dir + "/straight/checkpoints/step-00000024", b = model_dir + "/checkpoints/step-00000024";
+  const std::string a = dir + "/straight/checkpoints/step-00000040", b = model_dir + "/checkpoints/step-00000040";
   expect_same_tensors(a + "/model.safetensors", b + "/model.safetensors");
   expect_same_tensors(a + "/optimizer.safetensors", b + "/optimizer.safetensors");
   auto x = losses_by_step(dir + "/straight"), y = losses_by_step(model_dir);
