@@ -137,7 +137,7 @@ bool parse_flags(int argc, char** argv, TranslateFlags& f) {
 }
 
 // Input line `number` as the pieces to translate, with a warning when it had to be cut.
-Line read_line(std::string& text, int64_t number, const TransformerConfig& config, OnLong on_long) {
+Line read_line(std::string& text, int64_t number, const Seq2SeqCommon& config, OnLong on_long) {
   const std::string where = "<stdin>:" + std::to_string(number);
   data::clean_stream_line(text, number, "<stdin>");
   const size_t positions = static_cast<size_t>(config.max_len);
@@ -176,7 +176,7 @@ int run_translate(int argc, char** argv) {
     g_tokenizer = &text_model->tokenizer;
   }
   Seq2Seq m = ids_mode ? load_seq2seq(model) : text_model->model;  // either family
-  const TransformerConfig& config = m.config();
+  const Seq2SeqCommon config = m.common();
   check(o.max_len <= config.max_len, "--max-len ", o.max_len, " is more than the model's ",
         config.max_len, " positions (max_len in ", model, "/config.json)");
   bool n_best_format = f.n_best_given;

@@ -29,7 +29,7 @@ class TextLines : public ::testing::Test {
     dir_ = temp_dir("text_lines");
     write_corpus(dir_, 400, 300);
     TranslationTrainOptions o = small_run(dir_, dir_ + "/model");
-    o.model.max_len = 16;  // positions: a long sentence is easy to make
+    std::get<TransformerConfig>(o.model).max_len = 16;  // positions: a long sentence is easy to make
     o.max_len = 14;
     o.max_steps = 3;
     train_translation(o);

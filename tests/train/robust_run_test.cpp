@@ -84,7 +84,7 @@ TEST_F(RobustRun, ResumeRefusesAChangedModelSettingAndNamesIt) {
   train_translation(o);
   o.resume = true;
   o.max_steps = 6;  // a larger budget is no change of model
-  o.model.d_ff = 128;
+  std::get<TransformerConfig>(o.model).d_ff = 128;
   try {
     run_capturing_stderr(o);
     FAIL() << "a changed model.d_ff must be refused";
@@ -93,7 +93,7 @@ TEST_F(RobustRun, ResumeRefusesAChangedModelSettingAndNamesIt) {
     EXPECT_NE(m.find("model.d_ff is 64"), std::string::npos) << m;
     EXPECT_NE(m.find("but 128 now"), std::string::npos) << m;
   }
-  o.model.d_ff = 64;
+  std::get<TransformerConfig>(o.model).d_ff = 64;
   run_capturing_stderr(o);
   EXPECT_EQ(losses_by_step(o.model_dir).size(), 6u) << "unchanged, it resumes";
 }
