@@ -16,14 +16,23 @@ int run_average(int argc, char** argv) {
   CLI::App args{"Averages the parameters of the newest K checkpoints of MODEL_DIR (as the\n"
                 "paper does with the last 5) and writes a model directory to --out.",
                 "attn average"};
-  describe(args, "attn average runs/ende --last 5 --out runs/ende/averaged");
+  describe(args, "attn average runs/ende --last 5 --out runs/ende-avg5");
   std::string dir, out;
   int last = 5;
   args.add_option("MODEL_DIR", dir, "a training directory (holds config.json and checkpoints/)")->required();
   add_int(args, "--last", last, 1, 1 << 20, "how many of the newest checkpoints");
+  bool force = false;
   add_text(args, "--out", out, "model directory to write (default: MODEL_DIR/averaged)");
+  args.add_flag("--force", force, "replace the model already in --out (MODEL_DIR itself holds the best model)");
   if (!parse(args, argc, argv)) return 0;
   if (out.empty()) out = dir + "/averaged";
+  // A model directory's model is the run's best (or final) one: replacing it is never silent.
+  const bool replaces = std::filesystem::exists(out + "/model.safetensors");
+  if (replaces && !force)
+    fail("average: ", out, " already holds a model (", out, "/model.safetensors",
+         std::filesystem::equivalent(out, dir) ? ", the run's best model" : "",
+         "); write elsewhere with --out, or pass --force to replace it");
+  if (replaces) std::fprintf(stderr, "--force: replacing the model in %s\n", out.c_str());
   auto all = list_checkpoints(dir);
   check(!all.empty(), dir, ": no checkpoints in ", dir, "/checkpoints");
   std::vector<std::string> chosen(all.end() - std::min<size_t>(all.size(), last), all.end());

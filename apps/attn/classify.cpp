@@ -1,7 +1,7 @@
 // attn classify --model M [--top-k K] [--batch N] [--threads N] [--precision fp32|bf16|int8] < texts > labels
 // One text a line in; one line out per text: "label<TAB>probability", or with --top-k K the K
 // most probable as "label<TAB>prob<TAB>label<TAB>prob...". A line of label<TAB>text is not
-// treated specially: the whole line is the text.
+// treated specially: the whole line is the text. A blank line gives an empty line.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -19,13 +19,22 @@
 namespace attn::cli {
 namespace {
 
+// Prints a line per text; a blank text (no sentence, data/text_file.h) gets an empty line.
 void write_batch(const ClassifierModel& m, const std::vector<std::string>& texts, int64_t k) {
-  Tensor p = classifier_probabilities(m.model, encode_texts(m, texts));
-  int64_t C = p.size(1);
-  const float* prob = p.data<float>();
+  std::vector<std::string> sentences;
+  for (const std::string& t : texts)
+    if (!data::is_blank(t)) sentences.push_back(t);
+  Tensor p = sentences.empty() ? Tensor() : classifier_probabilities(m.model, encode_texts(m, sentences));
+  const int64_t C = static_cast<int64_t>(m.labels.size());
+  const float* prob = sentences.empty() ? nullptr : p.data<float>();
   std::vector<int64_t> order(static_cast<size_t>(C));
-  for (size_t i = 0; i < texts.size(); ++i) {
-    const float* row = prob + static_cast<int64_t>(i) * C;
+  int64_t next = 0;
+  for (const std::string& text : texts) {
+    if (data::is_blank(text)) {
+      std::fputs("\n", stdout);
+      continue;
+    }
+    const float* row = prob + next++ * C;
     std::iota(order.begin(), order.end(), 0);
     std::partial_sort(order.begin(), order.begin() + k, order.end(),
                       [&](int64_t a, int64_t b) { return row[a] > row[b]; });
@@ -42,7 +51,9 @@ void write_batch(const ClassifierModel& m, const std::vector<std::string>& texts
 }  // namespace
 
 int run_classify(int argc, char** argv) {
-  CLI::App args{"Reads text lines on stdin and prints label<TAB>probability for each.", "attn classify"};
+  CLI::App args{"Reads text lines on stdin and prints label<TAB>probability for each (an empty line\n"
+                "for a blank one, so that output line N is always input line N's).",
+                "attn classify"};
   describe(args, "attn classify --model runs/cls --top-k 2 < poems.txt");
   std::string model, precision_flag = "fp32";
   int top_k = 1, batch = 256, threads = 2;
@@ -60,9 +71,7 @@ int run_classify(int argc, char** argv) {
   std::string line;
   int64_t number = 0;
   while (std::getline(std::cin, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    check(data::first_invalid_utf8(line) < 0, "classify: stdin line ", number, " is not valid UTF-8");
+    data::clean_stream_line(line, ++number, "<stdin>");
     texts.push_back(line);
     if (texts.size() == static_cast<size_t>(batch)) {
       write_batch(m, texts, k);

@@ -43,6 +43,8 @@ std::vector<std::vector<int32_t>> read_text_file(const std::string& path, const 
                                                  int32_t eos) {
   std::vector<std::vector<int32_t>> lines;
   for (const std::string& text : data::read_lines(path)) {
+    // A blank source holds no sentence to condition on (a blank target is scored: eos alone).
+    check(eos < 0 || !data::is_blank(text), path, ":", lines.size() + 1, ": blank source line, nothing to condition on");
     lines.push_back(tokenizer.encode(text));
     if (eos >= 0) lines.back().push_back(eos);
   }

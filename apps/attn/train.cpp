@@ -10,6 +10,7 @@
 #include "attn/kernels/precision.h"
 #include "attn/runtime.h"
 #include "attn/train/classification_trainer.h"
+#include "attn/train/stop_signal.h"
 #include "attn/train/translation_trainer.h"
 
 namespace attn::cli {
@@ -56,7 +57,8 @@ int run_train(int argc, char** argv) {
   add_text(args, "--model-dir", f.model_dir, "shortcut for --set model_dir=DIR");
   add_threads(args, f.threads, "2, train.threads");
   add_text(args, "--precision", f.precision, "shortcut for --set train.precision=fp32|bf16|auto");
-  args.add_flag("--resume", f.resume, "continue from the newest checkpoint in model_dir, exactly");
+  args.add_flag("--resume", f.resume, "continue exactly from the newest readable checkpoint (changed model.* settings "
+                                      "are refused; with no checkpoint a new run starts and says so)");
   args.add_flag("--help-config", f.help_config, "list every configuration key with its default and meaning");
   if (!parse(args, argc, argv)) return 0;
   std::vector<Override> sets(f.sets.begin(), f.sets.end());
@@ -87,6 +89,7 @@ int run_train(int argc, char** argv) {
   else if (precision == Precision::bf16 && !onednn_has_bf16_matmul())
     std::fprintf(stderr, "precision: bf16 on a CPU without bf16 products: the bf16-rounded operands are "
                          "multiplied in f32 (bf16's numbers, f32's speed)\n");
+  install_stop_handlers();  // SIGINT, SIGTERM: a checkpoint after the step, exit 0 (a second: at once)
   if (cls) {
     classification.o.precision = precision;
     classification.o.resume = f.resume;

@@ -3,7 +3,10 @@
 //                  [--n-best 1] [--threads N] [--precision fp32|bf16|int8]  < source.ids > output.ids
 //                  [--alignment hard|soft [--alignment-layer L] [--alignment-words]] [--output-format text|jsonl]
 // Lines are read in windows of several batches; within a window sentences are sorted by length
-// into batches (less padding), and the window's output is written in input order.
+// into batches (less padding), and the window's output is written in input order. Every input
+// line gives its output line: a blank one an empty line, one longer than the model's positions
+// its pieces' translations joined (--on-long, decode/long_lines.h).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -11,8 +14,10 @@
 #include <vector>
 
 #include "args.h"
+#include "attn/data/text_file.h"
 #include "attn/decode/batch.h"
 #include "attn/decode/id_lines.h"
+#include "attn/decode/long_lines.h"
 #include "attn/decode/search.h"
 #include "attn/decode/text.h"
 #include "attn/error.h"
@@ -29,35 +34,68 @@ constexpr size_t kBatchesPerWindow = 8;
 
 struct Line {
   int64_t number;  // 1-based, for messages
-  std::vector<int32_t> ids;
+  std::vector<std::vector<int32_t>> pieces;  // the source, in pieces that fit the model; none: blank
 };
 
-// Translates a window of lines and prints them in input order. Empty lines give empty output.
+// The hypotheses of a source translated in pieces: the k-th of each piece joined in order (its
+// tokens concatenated, which SentencePiece detokenises with a space between), the scores summed.
+std::vector<Hypothesis> join_pieces(const std::vector<std::vector<Hypothesis>>& parts) {
+  if (parts.size() == 1) return parts.front();
+  size_t n = 0;
+  for (const auto& p : parts) n = std::max(n, p.size());
+  std::vector<Hypothesis> out(n);
+  for (size_t k = 0; k < n; ++k)
+    for (const auto& p : parts) {
+      if (p.empty()) continue;
+      const Hypothesis& h = p[std::min(k, p.size() - 1)];
+      out[k].tokens.insert(out[k].tokens.end(), h.tokens.begin(), h.tokens.end());
+      out[k].logprob += h.logprob;
+      out[k].score += h.score;
+    }
+  return out;
+}
+
+// The encoder's ids a line's alignment is read against: its one piece. A line translated in
+// pieces has no alignment over the whole (each piece attended to its own source); it gets none,
+// with a warning, rather than one that would mislead.
+std::vector<int32_t> source_of(const Line& line, const OutputOptions& options) {
+  if (line.pieces.size() == 1) return line.pieces.front();
+  if (line.pieces.size() > 1 && !options.alignment.empty())
+    std::fprintf(stderr, "warning: <stdin>:%lld: translated in %zu pieces: no alignment printed for it\n",
+                 static_cast<long long>(line.number), line.pieces.size());
+  return {};
+}
+
+// Translates a window of lines and prints them in input order. Blank lines give empty output.
 void translate_window(const LineOutput& out, const std::vector<Line>& window, const SearchOptions& o,
                       size_t batch) {
   const Seq2Seq& m = *out.model;
+  std::vector<std::pair<size_t, size_t>> where;  // (line, piece) of each source
   std::vector<size_t> lengths;
-  for (const Line& l : window) lengths.push_back(l.ids.size());
-  std::vector<std::vector<Hypothesis>> results(window.size());
+  for (size_t i = 0; i < window.size(); ++i)
+    for (size_t j = 0; j < window[i].pieces.size(); ++j) {
+      where.emplace_back(i, j);
+      lengths.push_back(window[i].pieces[j].size());
+    }
+  std::vector<std::vector<std::vector<Hypothesis>>> parts(window.size());
+  for (size_t i = 0; i < window.size(); ++i) parts[i].resize(window[i].pieces.size());
   for (const auto& group : length_sorted_batches(lengths, batch)) {
     std::vector<std::vector<int32_t>> sources;
-    std::vector<size_t> which;
-    for (size_t i : group) {
-      if (window[i].ids.empty()) continue;
-      sources.push_back(window[i].ids);
-      which.push_back(i);
-    }
+    for (size_t k : group) sources.push_back(window[where[k].first].pieces[where[k].second]);
     std::vector<std::vector<Hypothesis>> out = search(m, sources, o);
-    for (size_t j = 0; j < which.size(); ++j) results[which[j]] = std::move(out[j]);
+    for (size_t j = 0; j < group.size(); ++j) parts[where[group[j]].first][where[group[j]].second] = std::move(out[j]);
   }
   for (size_t i = 0; i < window.size(); ++i)
-    std::fputs(format_line(out, window[i].number, window[i].ids, results[i]).c_str(), stdout);
+    std::fputs(format_line(out, window[i].number, source_of(window[i], out.options),
+                           parts[i].empty() ? std::vector<Hypothesis>{} : join_pieces(parts[i]))
+                   .c_str(),
+               stdout);
   std::fflush(stdout);
 }
 
 // The command line of attn translate.
 struct TranslateFlags {
-  std::string model, precision = "fp32";
+  std::string model, precision = "fp32", on_long = "split";
   bool ids = false;
   int threads = 0, batch = 32;  // threads 0: all cores
   SearchOptions search;
@@ -85,7 +123,8 @@ bool parse_flags(int argc, char** argv, TranslateFlags& f) {
                 "(--beam 1) or beam search. Text is tokenised with the model's SentencePiece model (eos\n"
                 "appended) and the output detokenised. With --ids, lines are space-separated token ids, fed to the\n"
                 "encoder exactly as given (add eos yourself if the model expects it); the output is the\n"
-                "ids without eos. An empty line gives an empty line.",
+                "ids without eos. A blank line (empty or only spaces) gives an empty line; a line longer than the\n"
+                "model's positions is split (--on-long). Input is UTF-8; a '\\r' before the newline is dropped.",
                 "attn translate"};
   describe(args, "attn translate --model runs/ende --beam 4 < news.en > news.de");
   SearchOptions& o = f.search;
@@ -100,6 +139,11 @@ bool parse_flags(int argc, char** argv, TranslateFlags& f) {
                                 "length penalty)");
   add_threads(args, f.threads, "all cores");
   add_precision(args, f.precision);
+  args.add_option("--on-long", f.on_long,
+                  "a source longer than the model's positions: split (default: translated in pieces that fit, "
+                  "their outputs joined on its line; nothing is lost), truncate (its first positions), or "
+                  "error (stop); split and truncate warn with the line number")
+      ->check(CLI::IsMember({"split", "truncate", "error"}));
   std::string format = "text";
   add_output_flags(args, f.output, format);
   if (!parse(args, argc, argv)) return false;
@@ -115,6 +159,31 @@ bool parse_flags(int argc, char** argv, TranslateFlags& f) {
         "--alignment-layer and --alignment-words need --alignment");
   check(!(out.alignment_words && f.ids), "--alignment-words needs text (SentencePiece pieces), not --ids");
   return true;
+}
+
+// Input line `number` as the pieces to translate, with a warning when it had to be cut.
+Line read_line(std::string& text, int64_t number, const Seq2SeqCommon& config, OnLong on_long,
+               const data::Tokenizer* tokenizer) {
+  const std::string where = "<stdin>:" + std::to_string(number);
+  data::clean_stream_line(text, number, "<stdin>");
+  const size_t positions = static_cast<size_t>(config.max_len);
+  FittedSource f;
+  if (tokenizer == nullptr) {
+    f = fit_ids(parse_ids(text, config.src_vocab, where), positions, on_long, where);
+    bool all_pad = !f.pieces.empty();
+    for (const auto& piece : f.pieces)
+      for (int32_t id : piece) all_pad = all_pad && id == config.pad_id;
+    check(!all_pad, where, ": every id is the padding id ", config.pad_id, ", nothing to translate");
+  } else if (!data::is_blank(text)) {
+    f = fit_text(*tokenizer, text, config.eos_id, positions, on_long, where);
+  }
+  if (f.pieces.size() > 1)
+    std::fprintf(stderr, "warning: %s: %zu tokens, more than the model's %zu positions: translated in %zu pieces, "
+                 "joined on its output line (--on-long split)\n", where.c_str(), f.tokens, positions, f.pieces.size());
+  if (f.truncated)
+    std::fprintf(stderr, "warning: %s: %zu tokens, more than the model's %zu positions: truncated to them "
+                 "(--on-long truncate)\n", where.c_str(), f.tokens, positions);
+  return Line{number, std::move(f.pieces)};
 }
 
 }  // namespace
@@ -134,25 +203,13 @@ int run_translate(int argc, char** argv) {
   check(o.max_len <= config.max_len, "--max-len ", o.max_len, " is more than the model's ",
         config.max_len, " positions (max_len in ", model, "/config.json)");
   prepare(m, parse_precision(f.precision, "--precision"), Use::inference);  // weights converted once
+  const OnLong on_long = parse_on_long(f.on_long, "--on-long");
   const LineOutput out{&m, ids_mode ? nullptr : &text_model->tokenizer, f.output};
   size_t window_size = static_cast<size_t>(batch) * kBatchesPerWindow;
   std::vector<Line> window;
   std::string text;
   for (int64_t number = 1; std::getline(std::cin, text); ++number) {
-    std::string where = "<stdin>:" + std::to_string(number);
-    Line line{number, {}};
-    if (ids_mode) {
-      line.ids = parse_ids(text, config.src_vocab, where);
-    } else if (!text.empty()) {
-      line.ids = out.tokenizer->encode(text);
-      line.ids.push_back(config.eos_id);  // the model's source is x + eos, as in training
-    }
-    check(static_cast<int64_t>(line.ids.size()) <= config.max_len, where, ": ", line.ids.size(),
-          " tokens, more than the model's max_len ", config.max_len);
-    bool all_pad = !line.ids.empty();
-    for (int32_t id : line.ids) all_pad = all_pad && id == config.pad_id;
-    check(!all_pad, where, ": every id is the padding id ", config.pad_id, ", nothing to translate");
-    window.push_back(std::move(line));
+    window.push_back(read_line(text, number, config, on_long, out.tokenizer));
     if (window.size() == window_size) {
       translate_window(out, window, o, static_cast<size_t>(batch));
       window.clear();

@@ -41,6 +41,18 @@ int64_t first_invalid_utf8(std::string_view s) {
   return -1;
 }
 
+namespace {
+
+void check_utf8(std::string_view line, int64_t number, const std::string& name) {
+  const int64_t bad = first_invalid_utf8(line);
+  if (bad < 0) return;
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(line[bad]));
+  fail(name, ":", number, ": invalid UTF-8 (byte ", byte, " at column ", bad + 1, ")");
+}
+
+}  // namespace
+
 std::vector<std::string> split_lines(std::string_view text, const std::string& name) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   std::vector<std::string> lines;
@@ -50,17 +62,20 @@ std::vector<std::string> split_lines(std::string_view text, const std::string& n
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(start, end - start);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    int64_t bad = first_invalid_utf8(line);
-    if (bad >= 0) {
-      char byte[8];
-      std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(line[bad]));
-      fail(name, ":", lines.size() + 1, ": invalid UTF-8 (byte ", byte, " at column ", bad + 1, ")");
-    }
+    check_utf8(line, static_cast<int64_t>(lines.size()) + 1, name);
     lines.emplace_back(line);
     start = end + 1;
   }
   return lines;
 }
+
+void clean_stream_line(std::string& line, int64_t number, const std::string& name) {
+  if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  check_utf8(line, number, name);
+}
+
+bool is_blank(std::string_view line) { return line.find_first_not_of(" \t") == std::string_view::npos; }
 
 std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

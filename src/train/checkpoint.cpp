@@ -121,6 +121,55 @@ nlohmann::json load_checkpoint(const std::string& path, Adam& adam) {
   return state;
 }
 
+std::string restore_newest_valid(const std::string& root, const std::function<void(const std::string&)>& restore) {
+  const std::vector<std::string> all = list_checkpoints(root);
+  std::string reasons;
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    try {
+      restore(*it);
+      if (it != all.rbegin())
+        std::fprintf(stderr, "resuming from %s, the newest checkpoint that can be read\n", it->c_str());
+      return *it;
+    } catch (const std::exception& e) {  // attn::Error, or a filesystem or allocation failure
+      std::fprintf(stderr, "checkpoint %s cannot be restored (%s); trying the one before\n", it->c_str(), e.what());
+      reasons += std::string(reasons.empty() ? "" : "; ") + e.what();
+    }
+  }
+  if (!all.empty())
+    fail("--resume: none of the ", all.size(), " checkpoints in ", root, "/checkpoints can be restored: ", reasons);
+  return "";
+}
+
+std::string first_changed_key(const nlohmann::json& saved, const nlohmann::json& requested, const std::string& prefix) {
+  if (!saved.is_object() || !requested.is_object()) return saved == requested ? "" : prefix;
+  for (const nlohmann::json* side : {&saved, &requested})
+    for (const auto& [key, value] : side->items()) {
+      const std::string name = prefix.empty() ? key : prefix + "." + key;
+      if (!saved.contains(key) || !requested.contains(key)) return name;
+      std::string inner = first_changed_key(saved[key], requested[key], name);
+      if (!inner.empty()) return inner;
+    }
+  return "";
+}
+
+void check_same_model(const nlohmann::json& saved, const nlohmann::json& requested, const std::string& source,
+                      const std::string& key_prefix) {
+  const std::string key = first_changed_key(saved, requested);
+  if (key.empty()) return;
+  auto at = [&](const nlohmann::json& j) {
+    const nlohmann::json* v = &j;
+    for (size_t start = 0; v && start <= key.size();) {
+      const size_t dot = std::min(key.find('.', start), key.size());
+      const std::string part = key.substr(start, dot - start);
+      v = v->is_object() && v->contains(part) ? &(*v)[part] : nullptr;
+      start = dot + 1;
+    }
+    return v ? v->dump() : std::string("(not set)");
+  };
+  fail("--resume: ", key_prefix, key, " is ", at(saved), " in ", source, " but ", at(requested),
+       " now; a resumed run keeps its model. Undo the change, or train into another model_dir");
+}
+
 }  // namespace attn
 
 namespace attn {

@@ -76,12 +76,18 @@ void restore_state(Run& r, const nlohmann::json& s, const std::string& path) {
 void setup(Run& r) {
   const ClassificationTrainOptions& o = r.o;
   std::vector<data::LabelledText> rows = data::read_labelled(o.train);
-  std::string checkpoint = o.resume ? latest_checkpoint(o.model_dir) : "";
+  const bool resuming = o.resume && !list_checkpoints(o.model_dir).empty();
+  if (o.resume && !resuming)
+    std::fprintf(stderr, "--resume: nothing to resume in %s (no checkpoint): starting a new run\n", o.model_dir.c_str());
   ClassifierConfig c = o.model;
-  if (!checkpoint.empty()) {
+  if (resuming) {
     ClassifierModel saved = load_classifier(o.model_dir);
     r.cm.vocab = saved.vocab;
     r.cm.labels = saved.labels;
+    c.vocab = saved.model.config.vocab;  // these two come from the data
+    c.classes = saved.model.config.classes;
+    check_same_model(classifier_config_to_json(saved.model.config), classifier_config_to_json(c),
+                     o.model_dir + "/config.json", "model.");
     c = saved.model.config;
   } else {
     std::vector<std::string> texts;
@@ -95,15 +101,17 @@ void setup(Run& r) {
   }
   r.cm.model = make_classifier(c, o.seed);
   prepare(r.cm.model, o.precision, Use::training);
-  if (!o.embeddings.empty() && checkpoint.empty())
+  if (!o.embeddings.empty() && !resuming)
     r.cm.model.embed.value().copy_from(data::load_embeddings(o.embeddings, r.cm.vocab, r.cm.model.embed.value()));
   bool cls = c.pooling == Pooling::cls;
   r.train = data::encode_set(rows, r.cm.labels, r.cm.vocab, c.pad_size, cls, o.train);
   if (!o.dev.empty()) r.dev = data::encode_set(data::read_labelled(o.dev), r.cm.labels, r.cm.vocab, c.pad_size, cls, o.dev);
   r.adam = std::make_unique<Adam>(r.cm.model.parameters(), o.adam);
   r.rng = Rng(o.seed * 7919 + 17);
+  const std::string checkpoint = resuming ? restore_newest_valid(o.model_dir, [&r](const std::string& path) {
+    restore_state(r, load_checkpoint(path, *r.adam), path);
+  }) : "";
   if (!checkpoint.empty()) {
-    restore_state(r, load_checkpoint(checkpoint, *r.adam), checkpoint);
     std::fprintf(stderr, "resumed from %s (step %lld)\n", checkpoint.c_str(), static_cast<long long>(r.clock.step));
   } else {
     save_classifier(r.cm, o.model_dir);
@@ -117,8 +125,19 @@ void setup(Run& r) {
                static_cast<long long>(weights));
 }
 
+// The next batch's place: the epoch's next batch, or a new epoch in a new order.
+void advance_batch(Run& r) {
+  r.batch_in_epoch += 1;
+  if (r.batch_in_epoch == r.batches_per_epoch()) {
+    r.epoch += 1;
+    r.batch_in_epoch = 0;
+    r.order = epoch_order(r.train.size(), r.o.seed, r.epoch);
+  }
+}
+
 // One optimizer step on the next batch; returns the batch's loss (mean) and fills its size.
-double train_step(Run& r, int64_t* samples, int64_t* correct) {
+// A batch whose loss or gradient is not finite is consumed without an update (*skipped).
+double train_step(Run& r, int64_t* samples, int64_t* correct, bool* skipped) {
   const ClassificationTrainOptions& o = r.o;
   int64_t begin = r.batch_in_epoch * o.batch, end = std::min(r.train.size(), begin + o.batch);
   Tensor ids, labels;
@@ -131,18 +150,18 @@ double train_step(Run& r, int64_t* samples, int64_t* correct) {
     Var loss = cross_entropy(classifier_logits(r.cm.model, ids, ctx), labels, o.label_smoothing, -100, &stats);
     tape.backward(loss);
     zero_pad_gradient(r.cm.model);
-    if (o.clip_norm > 0) clip_grad_norm(r.adam->params, o.clip_norm);
+    const double norm = o.clip_norm > 0 ? clip_grad_norm(r.adam->params, o.clip_norm) : grad_norm(r.adam->params);
+    *samples = end - begin;
+    *correct = stats.correct;
+    advance_batch(r);
+    if (!std::isfinite(stats.nll_sum) || !std::isfinite(norm)) {  // skipped: no update, the step not counted
+      r.adam->zero_grad();
+      *skipped = true;
+      return 0.0;
+    }
     r.clock.step += 1;
     r.adam->update(static_cast<float>(learning_rate(o.schedule, r.clock.step)));
     r.adam->zero_grad();
-    *samples = end - begin;
-    *correct = stats.correct;
-    r.batch_in_epoch += 1;
-    if (r.batch_in_epoch == r.batches_per_epoch()) {
-      r.epoch += 1;
-      r.batch_in_epoch = 0;
-      r.order = epoch_order(r.train.size(), o.seed, r.epoch);
-    }
     return stats.nll_sum / std::max<int64_t>(stats.count, 1);
   }
 }
@@ -212,7 +231,7 @@ ClassificationTrainResult train_classifier(const ClassificationTrainOptions& o) 
     StepSums s;
     s.loss_weight = 1;
     const auto t0 = Clock::now();
-    s.loss_sum = train_step(r, &s.items, &s.correct);
+    s.loss_sum = train_step(r, &s.items, &s.correct, &s.skipped);
     train_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     total_samples += s.items;
     return s;
@@ -235,8 +254,8 @@ ClassificationTrainResult train_classifier(const ClassificationTrainOptions& o) 
                   100.0 * w.correct / std::max<int64_t>(w.items, 1), sps);
     return std::make_pair(nlohmann::json{{"loss", loss}, {"samples_per_s", sps}}, std::string(words));
   };
-  run_training_loop(loop_options(r), r.clock, *r.adam, task);
-  if (r.dev.size() == 0) save_classifier(r.cm, o.model_dir, {{"training", {{"step", r.clock.step}}}});
+  const LoopEnd end = run_training_loop(loop_options(r), r.clock, *r.adam, task);
+  if (r.dev.size() == 0 && end == LoopEnd::finished) save_classifier(r.cm, o.model_dir, {{"training", {{"step", r.clock.step}}}});
   ClassificationTrainResult res{r.clock.step, r.epoch, r.best_loss, r.best_accuracy, r.clock.elapsed(),
                                 total_samples / std::max(train_seconds, 1e-9)};
   std::fprintf(stderr, "done: %lld steps in %s (%.0f training samples/s); best dev loss %.4f, accuracy %.2f%% at step %lld; model in %s\n",

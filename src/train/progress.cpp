@@ -42,8 +42,14 @@ std::string format_duration(double s) {
 
 ProgressLog::ProgressLog(const std::string& path) {
   if (path.empty()) return;
-  file_ = std::fopen(path.c_str(), "a");
+  file_ = std::fopen(path.c_str(), "a+");
   check(file_ != nullptr, path, ": cannot open for writing");
+  // A run killed while writing a line leaves it without its '\n'; the next line starts on its own.
+  if (std::fseek(file_, -1, SEEK_END) == 0) {
+    const int last = std::fgetc(file_);
+    std::fseek(file_, 0, SEEK_END);  // a read is followed by a write only after a seek
+    if (last != '\n') std::fputc('\n', file_);
+  }
 }
 
 ProgressLog::~ProgressLog() {

@@ -94,6 +94,20 @@ void restore_state(Run& r, const nlohmann::json& s, const std::string& path) {
   }
 }
 
+// The model of the run being resumed (model_dir/config.json), which must be the one asked for.
+Seq2SeqConfig resumed_config(const std::string& model_dir, const Seq2SeqConfig& requested) {
+  const std::string path = model_dir + "/config.json";
+  const Seq2SeqConfig saved = seq2seq_config_from_json(read_json_file(path), path);
+  auto settings = [](const Seq2SeqConfig& x) {  // config.json's "model" is the family, the setting model.type
+    nlohmann::json j = seq2seq_config_to_json(x);
+    j["type"] = j["model"];
+    j.erase("model");
+    return j;
+  };
+  check_same_model(settings(saved), settings(requested), path, "model.");
+  return saved;
+}
+
 // Builds (or, with resume, restores) the model, optimizer, data order and random stream.
 void setup(Run& r) {
   const TranslationTrainOptions& o = r.o;
@@ -106,9 +120,10 @@ void setup(Run& r) {
         m.eos_id = data::kEosId;
       },
       c);
-  std::string checkpoint = o.resume ? latest_checkpoint(o.model_dir) : "";
-  if (!checkpoint.empty())
-    c = seq2seq_config_from_json(read_json_file(o.model_dir + "/config.json"), o.model_dir + "/config.json");
+  const bool resuming = o.resume && !list_checkpoints(o.model_dir).empty();
+  if (o.resume && !resuming)
+    std::fprintf(stderr, "--resume: nothing to resume in %s (no checkpoint): starting a new run\n", o.model_dir.c_str());
+  if (resuming) c = resumed_config(o.model_dir, c);
   r.model = make_seq2seq(c, o.seed);
   prepare(r.model, o.precision, Use::training);
   r.adam = std::make_unique<Adam>(r.model.parameters());
@@ -122,8 +137,10 @@ void setup(Run& r) {
   r.rng = Rng(o.seed * 7919 + 17);
   if (!o.valid_src.empty())
     r.dev = std::make_unique<DevSet>(load_dev_set(o.valid_src, o.valid_tgt, r.tokenizer, o.valid_sentences));
+  const std::string checkpoint = resuming ? restore_newest_valid(o.model_dir, [&r](const std::string& path) {
+    restore_state(r, load_checkpoint(path, *r.adam), path);
+  }) : "";
   if (!checkpoint.empty()) {
-    restore_state(r, load_checkpoint(checkpoint, *r.adam), checkpoint);
     std::fprintf(stderr, "resumed from %s (step %lld, %s of training so far)\n", checkpoint.c_str(),
                  static_cast<long long>(r.clock.step), format_duration(r.clock.elapsed_before).c_str());
   } else {
@@ -146,6 +163,7 @@ struct StepResult {
   double loss_sum = 0;  // label-smoothed loss times target tokens, summed over the batches
   int64_t tgt_tokens = 0, src_tokens = 0;
   double grad_norm = 0;
+  bool skipped = false;  // the loss or gradient was not finite
 };
 
 // The fraction of the training budget used (the largest of steps, time and epochs), for decay.
@@ -181,7 +199,12 @@ StepResult train_step(Run& r) {
     s.tgt_tokens += b.tgt_tokens;
     s.src_tokens += b.src_tokens;
   }
-  s.grad_norm = o.clip_norm > 0 ? clip_grad_norm(r.adam->params, o.clip_norm) : 0.0;
+  s.grad_norm = o.clip_norm > 0 ? clip_grad_norm(r.adam->params, o.clip_norm) : grad_norm(r.adam->params);
+  if (!std::isfinite(s.loss_sum) || !std::isfinite(s.grad_norm)) {  // skipped: no update, the step not counted
+    r.adam->zero_grad();
+    s.skipped = true;
+    return s;
+  }
   r.clock.step += 1;
   r.last_lr = learning_rate(o.schedule, r.clock.step, budget_used(r));
   r.adam->update(static_cast<float>(r.last_lr));
@@ -243,7 +266,7 @@ void train_translation(const TranslationTrainOptions& o) {
   TrainingTask task;
   task.step = [&r] {
     const StepResult s = train_step(r);
-    return StepSums{s.loss_sum, s.tgt_tokens, s.tgt_tokens, 0};
+    return StepSums{s.loss_sum, s.tgt_tokens, s.tgt_tokens, 0, s.skipped};
   };
   task.epoch = [&r] { return r.batcher->state().epoch; };
   if (r.dev) task.validate = [&r](ProgressLog& log) { return validate(r, log); };
@@ -256,7 +279,7 @@ void train_translation(const TranslationTrainOptions& o) {
                                          {"tokens_seen", r.tokens_seen}},
                           std::string(words));
   };
-  run_training_loop(loop_options(r), r.clock, *r.adam, task);
+  if (run_training_loop(loop_options(r), r.clock, *r.adam, task) == LoopEnd::interrupted) return;
   if (!r.dev) save_seq2seq(r.model, o.model_dir, {{"tokenizer", "spm.model"}, {"training", {{"step", r.clock.step}}}});
   std::fprintf(stderr, "done: %lld steps in %s; model in %s\n", static_cast<long long>(r.clock.step),
                format_duration(r.clock.elapsed()).c_str(), o.model_dir.c_str());

@@ -97,6 +97,23 @@ TEST_F(ClassifierCli, TrainsClassifiesAndEvaluates) {
   EXPECT_EQ(l1.substr(0, 5), "shan\t") << out;
   EXPECT_EQ(l2.substr(0, 3), "he\t") << out;
   EXPECT_EQ(std::count(l1.begin(), l1.end(), '\t'), 3) << "top-2 gives two label/prob pairs: " << l1;
+
+  // Blank lines (empty or only spaces) give empty lines, as in translate; a Windows line end is
+  // the same line; invalid UTF-8 is an error naming the line.
+  std::ofstream(dir + "/blank.txt") << "山水风山\r\n   \n\n河月花\n";
+  std::string with_blanks = run(bin + " classify --model " + dir + "/m --threads 1 < " + dir + "/blank.txt");
+  std::string plain = run(bin + " classify --model " + dir + "/m --threads 1 < " + dir + "/in.txt");
+  std::istringstream two(plain);
+  std::string p1, p2;
+  std::getline(two, p1);
+  std::getline(two, p2);
+  EXPECT_EQ(with_blanks, p1 + "\n\n\n" + p2 + "\n");
+  std::ofstream(dir + "/bad.txt") << "山水\n\xff\xfe\n";
+  FILE* p = popen((bin + " classify --model " + dir + "/m --threads 1 < " + dir + "/bad.txt 2>&1").c_str(), "r");
+  char buf[4096];
+  std::string err(buf, fread(buf, 1, sizeof buf, p));
+  EXPECT_NE(pclose(p), 0);
+  EXPECT_NE(err.find("<stdin>:2: invalid UTF-8"), std::string::npos) << err;
 }
 
 // English with word tokens and with SentencePiece pieces (spm.model trained into the model

@@ -148,6 +148,65 @@ TEST_F(TranslateCli, BadInputNamesTheLine) {
   EXPECT_NE(r.err.find("--ids"), std::string::npos) << r.err;
 }
 
+// The ids of a line, and lines of ids.
+std::vector<std::string> words(const std::string& line) {
+  std::istringstream s(line);
+  std::vector<std::string> out;
+  for (std::string w; s >> w;) out.push_back(w);
+  return out;
+}
+std::string spaced(const std::vector<std::string>& w, size_t begin, size_t end) {
+  std::string out;
+  for (size_t i = begin; i < end; ++i) out += (i > begin ? " " : "") + w[i];
+  return out;
+}
+
+// A line longer than the model's positions never stops the run or loses its line: split (the
+// default) translates it in near-equal pieces that fit and joins their outputs on its line;
+// truncate keeps its first positions; error stops, naming the line.
+TEST_F(TranslateCli, LongLinesAreSplitOrTruncatedOrRefusedNeverDropped) {
+  const std::string small = (dir_ / "small").string();
+  std::filesystem::remove_all(small);
+  std::filesystem::copy(model(), small, std::filesystem::copy_options::recursive);
+  std::string config = slurp(small + "/config.json");
+  const size_t at = config.find("\"max_len\"");
+  ASSERT_NE(at, std::string::npos) << config;
+  config.replace(at, config.find_first_of(",}", at) - at, "\"max_len\": 8");
+  std::ofstream(small + "/config.json") << config;
+
+  auto lines = fixture_lines(kConfig, "src.txt");
+  const std::vector<std::string> long_ids = words(lines[0] + " " + lines[1]);  // 22 ids: 3 pieces of 8, 7, 7
+  ASSERT_EQ(long_ids.size(), 22u);
+  const std::string input = write("long.txt", lines[3] + "\n" + spaced(long_ids, 0, 22) + "\n" + lines[4] + "\n");
+  const std::string flags = "translate --model " + quote(small) + " --ids --max-len 8 --threads 1 ";
+  const std::string pieces = write("pieces.txt", lines[3] + "\n" + spaced(long_ids, 0, 8) + "\n" + spaced(long_ids, 8, 15) +
+                                                   "\n" + spaced(long_ids, 15, 22) + "\n" + lines[4] + "\n" +
+                                                   spaced(long_ids, 0, 8) + "\n");
+  CliRun apart = run(flags + "< " + quote(pieces));
+  ASSERT_EQ(apart.exit_code, 0) << apart.err;
+  std::vector<std::string> out;
+  std::istringstream s(apart.out);
+  for (std::string l; std::getline(s, l);) out.push_back(l);
+  ASSERT_EQ(out.size(), 6u);
+  std::string joined;
+  for (size_t i = 1; i <= 3; ++i) joined += (joined.empty() || out[i].empty() ? "" : " ") + out[i];
+
+  CliRun split = run(flags + "< " + quote(input));
+  EXPECT_EQ(split.exit_code, 0) << split.err;
+  EXPECT_EQ(split.out, out[0] + "\n" + joined + "\n" + out[4] + "\n");
+  EXPECT_NE(split.err.find("<stdin>:2: 22 tokens"), std::string::npos) << split.err;
+  EXPECT_NE(split.err.find("3 pieces"), std::string::npos) << split.err;
+
+  CliRun truncated = run(flags + "--on-long truncate < " + quote(input));
+  EXPECT_EQ(truncated.exit_code, 0) << truncated.err;
+  EXPECT_EQ(truncated.out, out[0] + "\n" + out[5] + "\n" + out[4] + "\n");
+  EXPECT_NE(truncated.err.find("<stdin>:2"), std::string::npos) << truncated.err;
+
+  CliRun refused = run(flags + "--on-long error < " + quote(input));
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("<stdin>:2: 22 tokens, more than the model's 8 positions"), std::string::npos) << refused.err;
+}
+
 TEST_F(TranslateCli, ScoreEqualsTorchRef) {
   std::string tgt = fixture_dir(kConfig) + "/tgt.txt";
   CliRun r = run("score --model " + quote(model()) + " --ids --src " + quote(src()) + " --tgt " +

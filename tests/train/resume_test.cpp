@@ -19,75 +19,14 @@
 #include "attn/train/checkpoint.h"
 #include "attn/kernels/precision.h"
 #include "attn/train/translation_trainer.h"
+#include "train/train_fixture.h"
 
 namespace attn {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string temp_dir(const std::string& name) {
-  std::string d = (fs::temp_directory_path() / ("attn_" + name + "_" + std::to_string(::getpid()))).string();
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-// The first n lines of a real corpus file, written to dir/name.
-std::string head(const std::string& src, const std::string& dir, const std::string& name, size_t n) {
-  auto lines = data::read_lines(src);
-  std::ofstream out(dir + "/" + name);
-  for (size_t i = 0; i < n && i < lines.size(); ++i) out << lines[i] << "\n";
-  return dir + "/" + name;
-}
-
-// dir/train.{en,de}: the first `lines` pairs of the real corpus; dir/spm.model: a tokenizer of `vocab` pieces.
-void write_corpus(const std::string& dir, size_t lines, int vocab) {
-  std::string shared = std::string(ATTN_SHARED_DIR) + "/data/mt-ende/";
-  head(shared + "train.en", dir, "train.en", lines);
-  head(shared + "train.de", dir, "train.de", lines);
-  data::TokenizerTrainOptions t;
-  t.inputs = {dir + "/train.en", dir + "/train.de"};
-  t.model_prefix = dir + "/spm";
-  t.vocab_size = vocab;
-  data::Tokenizer::train(t);
-}
-
-// The records of one event ("train", "valid", ...) in a model directory's train_log.jsonl, in order.
-std::vector<nlohmann::json> log_events(const std::string& model_dir, const std::string& event) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(model_dir + "/train_log.jsonl");
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line);
-    if (j["event"] == event) out.push_back(std::move(j));
-  }
-  return out;
-}
-
-std::vector<double> logged_losses(const std::string& model_dir) {
-  std::vector<double> out;
-  for (const auto& j : log_events(model_dir, "train")) out.push_back(j["loss"].get<double>());
-  return out;
-}
-
-TranslationTrainOptions small_run(const std::string& dir, const std::string& model_dir) {
-  TranslationTrainOptions o;
-  o.model_dir = model_dir;
-  o.train_src = dir + "/train.en";
-  o.train_tgt = dir + "/train.de";
-  o.valid_src = o.valid_tgt = "";  // no dev set unless the test gives one
-  o.tokenizer = dir + "/spm.model";
-  o.model = TransformerConfig{.d_model = 32, .heads = 2, .encoder_layers = 1, .decoder_layers = 1, .d_ff = 64,
-                              .dropout = 0.1f, .norm_first = true, .max_len = 512};  // dropout: its stream must resume exactly too
-  o.max_tokens = 512;
-  o.schedule.warmup = 5;
-  o.schedule.d_model = 32;
-  o.schedule.decay = "none";  // the same rates whatever the step budget: a stopped run's budget is not the straight run's
-  o.log_every = 1;
-  o.checkpoint_minutes = 0;
-  o.checkpoint_every = 3;
-  o.validate_every = 0;
-  return o;
-}
+using namespace attn::testing;
 
 // Trains 10 steps straight, and 6 + 4 with a stop and --resume between, in `precision`; the
 // logged losses must agree bit for bit.
@@ -173,29 +112,6 @@ TEST(Progress, EpochBudgetHasAnEtaAndTheLastStepIsInItsEpoch) {
   fs::remove_all(dir);
 }
 
-// Per-step training loss of a model directory's log; for a step logged twice (a run killed after
-// logging it and resumed from an earlier checkpoint) the later line counts.
-std::map<int64_t, double> losses_by_step(const std::string& model_dir) {
-  std::map<int64_t, double> out;
-  for (const auto& j : log_events(model_dir, "train")) out[j["step"].get<int64_t>()] = j["loss"].get<double>();
-  return out;
-}
-
-// Runs `attn train` with these arguments in a child process; returns its pid.
-pid_t spawn_attn_train(const std::vector<std::string>& args, const std::string& log) {
-  pid_t child = fork();
-  if (child == 0) {
-    FILE* f = std::freopen(log.c_str(), "w", stderr);
-    (void)f;
-    std::vector<char*> argv{const_cast<char*>(ATTN_BINARY), const_cast<char*>("train")};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(ATTN_BINARY, argv.data());
-    _exit(127);
-  }
-  return child;
-}
-
 // The defaults of `attn train` (bf16 products where the CPU has them, the rate decaying to zero
 // over the step budget): a run killed with SIGKILL mid-way and resumed with --resume and the same
 // budget logs the same losses, bit for bit, as one that never stopped.
@@ -231,9 +147,15 @@ TEST(Resume, KilledDecayingRunResumesBitForBit) {
   };
   while (!saved_past_10() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSERT_EQ(waitpid(killed, &status, WNOHANG), 0) << "the run ended before the kill; see " << dir << "/killed.log";
   kill(killed, SIGKILL);
   waitpid(killed, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the kill did not end the run";
   auto at_kill = losses_by_step(dir + "/killed");
+  // The kill landed mid-run: the log stops short of the budget and past the checkpoint waited for.
+  ASSERT_FALSE(at_kill.empty());
+  ASSERT_LT(at_kill.rbegin()->first, budget) << "the run had finished its steps before the kill";
+  ASSERT_GE(at_kill.rbegin()->first, 10);
   std::printf("[kill -9 + resume] killed after step %lld of %lld\n",
               static_cast<long long>(at_kill.empty() ? 0 : at_kill.rbegin()->first), static_cast<long long>(budget));
   std::vector<std::string> resume = args(dir + "/killed");

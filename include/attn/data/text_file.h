@@ -16,6 +16,16 @@ std::vector<std::string> read_lines(const std::string& path);
 // Splits text already in memory; `name` stands for the file in errors.
 std::vector<std::string> split_lines(std::string_view text, const std::string& name);
 
+// A line read from a stream (standard input), made as read_lines makes a file's line `number`
+// (1-based): the '\r' of a Windows line end dropped, and on line 1 a byte-order mark; invalid UTF-8
+// is an error naming name:number, the byte and its column.
+void clean_stream_line(std::string& line, int64_t number, const std::string& name);
+
+// A blank line (empty, or only spaces and tabs) holds no sentence. Every command treats it alike:
+// translate and classify write an empty line for it (output line N stays input line N); score
+// refuses a blank source line (nothing to condition on) and scores a blank target as eos alone.
+bool is_blank(std::string_view line);
+
 // -1 when `s` is well-formed UTF-8 (no overlong forms, no surrogates, nothing above
 // U+10FFFF), else the offset of the first byte of the first malformed sequence.
 int64_t first_invalid_utf8(std::string_view s);

@@ -5,6 +5,7 @@
 // parent fsynced: after a kill -9 at any moment, every step-* directory is complete.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -29,6 +30,22 @@ std::vector<std::string> list_checkpoints(const std::string& root);
 // Restores parameters and Adam's moments in place (names and shapes must match; errors name the
 // file and tensor) and returns state.json.
 nlohmann::json load_checkpoint(const std::string& path, Adam& adam);
+
+// --resume's choice: tries `restore` on the newest checkpoint under root, then on the older ones
+// while it throws (each refusal reported on stderr with its reason: a corrupt newest checkpoint
+// does not lose the run). Returns the checkpoint restored, or "" when root has none (the caller
+// says "nothing to resume"); throws, naming them, when every checkpoint fails.
+std::string restore_newest_valid(const std::string& root, const std::function<void(const std::string&)>& restore);
+
+// The first key, dotted ("heads", "rnn.cell"), whose value differs between two JSON objects
+// (a key missing on one side differs); "" when they are equal.
+std::string first_changed_key(const nlohmann::json& saved, const nlohmann::json& requested,
+                              const std::string& prefix = "");
+
+// Refuses to resume a run whose model settings changed: `saved` (the run's config.json model) and
+// `requested` (this command line's) must agree; the error names the key, both values and `source`.
+void check_same_model(const nlohmann::json& saved, const nlohmann::json& requested, const std::string& source,
+                      const std::string& key_prefix);
 
 }  // namespace attn
 

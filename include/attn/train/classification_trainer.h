@@ -39,6 +39,7 @@ struct ClassificationTrainOptions {
   int64_t log_every = 50;
   int64_t checkpoint_every = 0;   // batches (0: at the end of each epoch)
   int keep_checkpoints = 2;
+  int64_t max_bad_steps = 5;      // NaN/Inf steps in a row (each skipped) that end the run with an error
   uint64_t seed = 1;
   Precision precision = Precision::fp32;  // of the products in training (fp32 or bf16); validation runs in fp32
   bool resume = false;

@@ -28,6 +28,9 @@ struct LoopOptions {
   double checkpoint_minutes = 0.0; // minutes between checkpoints (0: none by time)
   bool checkpoint_each_epoch = false;
   int keep_checkpoints = 3;
+  // Steps whose loss (or gradient) is NaN or infinite are skipped without an update; this many in
+  // a row end the run with an error, the checkpoints of the good steps untouched.
+  int64_t max_bad_steps = 5;
   // The batches of an epoch and of a step, for the ETA of an epoch budget.
   int64_t batches_per_epoch = 0, batches_per_step = 1;
 };
@@ -44,6 +47,7 @@ LoopOptions common_loop_options(const TaskOptions& o) {
   lo.validate_every = o.validate_every;
   lo.checkpoint_every = o.checkpoint_every;
   lo.keep_checkpoints = o.keep_checkpoints;
+  lo.max_bad_steps = o.max_bad_steps;
   return lo;
 }
 
@@ -53,6 +57,7 @@ struct StepSums {
   int64_t loss_weight = 0;
   int64_t items = 0;        // target tokens, or samples
   int64_t correct = 0;      // samples predicted right (classification)
+  bool skipped = false;     // the loss or gradient was not finite: no update, the step not counted
   StepSums& operator+=(const StepSums& s);
 };
 
@@ -65,7 +70,9 @@ struct LoopClock {
 };
 
 struct TrainingTask {
-  std::function<StepSums()> step;  // one optimizer step (it advances the clock's step)
+  // One optimizer step (it advances the clock's step), or a skipped one (StepSums::skipped: the
+  // batches are consumed, nothing is updated, the clock's step stays).
+  std::function<StepSums()> step;
   std::function<int64_t()> epoch;  // the epoch the next step trains in (0 = the first)
   // Validates, logs and saves the best model; true: stop early. Empty: no dev set.
   std::function<bool(ProgressLog&)> validate;
@@ -74,9 +81,15 @@ struct TrainingTask {
   std::function<std::pair<nlohmann::json, std::string>(const StepSums& sums, double seconds)> progress;
 };
 
-// Trains until a budget is spent or the task stops early, writing progress, validations and
-// checkpoints. Validation runs before the checkpoint of the same step, so that a checkpoint holds
-// the best-so-far of its step. When the last step was not validated, it is validated at the end.
-void run_training_loop(const LoopOptions& o, LoopClock& clock, Adam& adam, TrainingTask& task);
+// How a run ended: its budget spent or stopped early (finished), or asked to stop by a signal
+// (stop_signal.h) after a step, with a checkpoint of that step written (interrupted).
+enum class LoopEnd { finished, interrupted };
+
+// Trains until a budget is spent, the task stops early or a stop is requested, writing progress,
+// validations and checkpoints. Validation runs before the checkpoint of the same step, so that a
+// checkpoint holds the best-so-far of its step. When the last step was not validated, it is
+// validated at the end (not after an interruption, which should end quickly). At the end the
+// run's curves (train/curves.h) are written to model_dir/curves.svg.
+LoopEnd run_training_loop(const LoopOptions& o, LoopClock& clock, Adam& adam, TrainingTask& task);
 
 }  // namespace attn
