@@ -1,13 +1,15 @@
 #include "train_config.h"
 
 #include "attn/error.h"
+#include "attn/models/limits.h"
 #include "attn/runtime.h"
 
 namespace attn::cli {
 namespace {
 
 // Sizes are bounded well above any model this CPU trains, low enough to catch a typo.
-constexpr double kMaxWidth = 1 << 16, kMaxLayers = 1000, kMaxTokens = 1 << 24, kMaxVocab = 1 << 22;
+constexpr double kMaxWidth = kLimits.width, kMaxLayers = kLimits.layers, kMaxInner = kLimits.inner,
+                 kMaxPositions = kLimits.positions, kMaxVocab = kLimits.vocab, kMaxTokens = 1 << 24;
 const std::vector<std::string> kSchedules = {"noam", "constant", "inverse_sqrt"};
 const std::vector<std::string> kClocks = {"wall", "cpu"};
 const std::string kPrecisionHelp =
@@ -39,13 +41,13 @@ std::vector<ConfigKey<T>> make_translation_keys() {
       {{"model.heads", "h, attention heads (d_k = d_model / h)", between(1, 1024)}, [](T& r) -> Field { return &r.model.transformer.heads; }},
       {{"model.encoder_layers", "N of the encoder", between(0, kMaxLayers)}, [](T& r) -> Field { return &r.model.transformer.encoder_layers; }},
       {{"model.decoder_layers", "N of the decoder", between(1, kMaxLayers)}, [](T& r) -> Field { return &r.model.transformer.decoder_layers; }},
-      {{"model.d_ff", "inner size of the position-wise FFN", between(1, 16 * kMaxWidth)}, [](T& r) -> Field { return &r.model.transformer.d_ff; }},
+      {{"model.d_ff", "inner size of the position-wise FFN", between(1, kMaxInner)}, [](T& r) -> Field { return &r.model.transformer.d_ff; }},
       {{"model.dropout", "P_drop: embeddings, attention weights, FFN inner, sub-layer outputs", fraction_below_one()}, [](T& r) -> Field { return &r.model.transformer.dropout; }},
       {{"model.norm_first", "pre-LN (LayerNorm before each sub-layer) instead of post-LN"}, [](T& r) -> Field { return &r.model.transformer.norm_first; }},
       {{"model.tie_output", "output projection tied to the target embedding"}, [](T& r) -> Field { return &r.model.transformer.tie_output; }},
       {{"model.positions", "position encoding", {}, {"sinusoidal", "learned"}}, [](T& r) -> Field { return &r.model.transformer.positions; }},
       {{"model.activation", "activation of the FFN", {}, {"relu", "gelu"}}, [](T& r) -> Field { return &r.model.transformer.activation; }},
-      {{"model.max_len", "longest sequence the positions cover", between(1, kMaxTokens)}, [](T& r) -> Field { return &r.model.transformer.max_len; }},
+      {{"model.max_len", "longest sequence the positions cover", between(1, kMaxPositions)}, [](T& r) -> Field { return &r.model.transformer.max_len; }},
       {{"train.max_tokens", "tokens per batch and side (padded batch size * length)", between(1, kMaxTokens)}, [](T& r) -> Field { return &r.o.max_tokens; }},
       {{"train.accumulate", "batches per optimizer step (gradient accumulation)", between(1, 1 << 16)}, [](T& r) -> Field { return &r.o.accumulate; }},
       {{"train.schedule", "learning-rate schedule (noam: the paper's)", {}, kSchedules}, [](T& r) -> Field { return &r.o.schedule.kind; }},
@@ -91,11 +93,11 @@ std::vector<ConfigKey<C>> make_classification_keys() {
       {{"data.max_vocab", "vocabulary size cap, <PAD> <UNK> <CLS> included", between(4, kMaxVocab)}, [](C& r) -> Field { return &r.o.vocab.max_size; }},
       {{"data.min_count", "tokens seen fewer times in training become <UNK>", at_least(1)}, [](C& r) -> Field { return &r.o.vocab.min_count; }},
       {{"data.embeddings", "pre-trained [vocab, d_model] table: .npz (aligned by id) or word2vec text"}, [](C& r) -> Field { return &r.o.embeddings; }},
-      {{"model.pad_size", "every text cut or padded to this many tokens", between(1, kMaxTokens)}, [](C& r) -> Field { return &r.o.model.pad_size; }},
+      {{"model.pad_size", "every text cut or padded to this many tokens", between(1, kMaxPositions)}, [](C& r) -> Field { return &r.o.model.pad_size; }},
       {{"model.d_model", "embedding and model width", between(1, kMaxWidth)}, [](C& r) -> Field { return &r.o.model.d_model; }},
       {{"model.heads", "attention heads", between(1, 1024)}, [](C& r) -> Field { return &r.o.model.heads; }},
       {{"model.layers", "encoder layers (the seed's code: 2; its text: 5)", between(0, kMaxLayers)}, [](C& r) -> Field { return &r.o.model.layers; }},
-      {{"model.d_ff", "FFN inner size", between(1, 16 * kMaxWidth)}, [](C& r) -> Field { return &r.o.model.d_ff; }},
+      {{"model.d_ff", "FFN inner size", between(1, kMaxInner)}, [](C& r) -> Field { return &r.o.model.d_ff; }},
       {{"model.dropout", "dropout after positions and on each sub-layer output", fraction_below_one()}, [](C& r) -> Field { return &r.o.model.dropout; }},
       {{"model.pooling", "flatten ([batch, pad_size*d], the seed), mean or cls", {}, {"flatten", "mean", "cls"}}, [](C& r) -> Field { return &r.o.model.pooling; }},
       {{"model.mask", "key-padding mask in attention (the seed has none)"}, [](C& r) -> Field { return &r.o.model.mask; }},

@@ -13,19 +13,13 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/error.h"
+#include "attn/models/limits.h"
 #include "attn/models/transformer_config.h"
 
 namespace attn::config_fields {
 
-// Bounds well above any model a CPU trains, low enough that no product of them overflows.
-struct Limits {
-  int64_t vocab = int64_t{1} << 22;
-  int64_t width = int64_t{1} << 16;   // d_model, encoder_hidden
-  int64_t inner = int64_t{1} << 20;   // d_ff
-  int64_t layers = 1000;
-  int64_t positions = int64_t{1} << 20;  // max_len
-};
-inline constexpr Limits kLimits{};
+using attn::Limits;
+using attn::kLimits;
 
 // v as an integer in [lo, hi], or an error naming source and key.
 int64_t read_int(const nlohmann::json& v, const std::string& key, const std::string& source, int64_t lo, int64_t hi);
