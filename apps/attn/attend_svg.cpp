@@ -4,22 +4,11 @@
 #include <cstdio>
 #include <string>
 
+#include "attn/io/xml.h"
 #include "attend.h"
 
 namespace attn::cli {
 namespace {
-
-std::string escaped(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
-}
 
 std::string shade(double w) {  // white -> blue, as the page
   const double t = w < 0 ? 0 : w > 1 ? 1 : w;
@@ -32,7 +21,7 @@ std::string shade(double w) {  // white -> blue, as the page
 std::string text(double x, double y, const std::string& s, const std::string& extra = "") {
   char buf[96];
   std::snprintf(buf, sizeof buf, "<text x=\"%.1f\" y=\"%.1f\"%s>", x, y, extra.c_str());
-  return buf + escaped(s) + "</text>\n";
+  return buf + io::xml_escaped(s) + "</text>\n";
 }
 
 const std::vector<std::string>& tokens_of(const nlohmann::json& doc, const std::string& side, std::vector<std::string>& keep) {

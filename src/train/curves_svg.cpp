@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "attn/io/xml.h"
 #include "attn/train/curves.h"
 
 namespace attn {
@@ -30,18 +31,6 @@ std::string num(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.6g", std::abs(v) < 1e-12 ? 0.0 : v);
   return b;
-}
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
 }
 
 // About n round ticks (1, 2 or 5 times a power of ten apart) covering [lo, hi]; lo and hi are
@@ -79,7 +68,7 @@ void draw_axes(std::ostringstream& svg, const Scale& s, const std::vector<double
                const std::string& title, const std::string& x_label) {
   const double l = s.left + kLeft, r = s.left + kPanelW - kRight, t = s.top + kTop, b = s.top + kPanelH - kBottom;
   svg << "<text x=\"" << num(s.left + kPanelW / 2) << "\" y=\"" << num(s.top + 18)
-      << "\" text-anchor=\"middle\" font-weight=\"bold\">" << escape(title) << "</text>\n";
+      << "\" text-anchor=\"middle\" font-weight=\"bold\">" << io::xml_escaped(title) << "</text>\n";
   for (double v : yt)
     svg << "<line x1=\"" << num(l) << "\" x2=\"" << num(r) << "\" y1=\"" << num(s.py(v)) << "\" y2=\"" << num(s.py(v))
         << "\" stroke=\"#e4e4e4\"/><text x=\"" << num(l - 6) << "\" y=\"" << num(s.py(v) + 4)
@@ -90,7 +79,7 @@ void draw_axes(std::ostringstream& svg, const Scale& s, const std::vector<double
         << "\" text-anchor=\"middle\">" << num(v) << "</text>\n";
   svg << "<rect x=\"" << num(l) << "\" y=\"" << num(t) << "\" width=\"" << num(r - l) << "\" height=\"" << num(b - t)
       << "\" fill=\"none\" stroke=\"#888\"/>\n<text x=\"" << num((l + r) / 2) << "\" y=\"" << num(b + 34)
-      << "\" text-anchor=\"middle\" fill=\"#555\">" << escape(x_label) << "</text>\n";
+      << "\" text-anchor=\"middle\" fill=\"#555\">" << io::xml_escaped(x_label) << "</text>\n";
 }
 
 // One panel: every run's series of `key`, a line through its points (dots when there are few).
@@ -110,7 +99,7 @@ void draw_panel(std::ostringstream& svg, const std::vector<RunCurves>& runs, con
     auto it = runs[r].series.find(panel.series);
     if (it == runs[r].series.end()) continue;
     const char* colour = kColours[r % std::size(kColours)];
-    svg << "<polyline class=\"series\" data-run=\"" << escape(runs[r].name) << "\" data-metric=\"" << panel.series
+    svg << "<polyline class=\"series\" data-run=\"" << io::xml_escaped(runs[r].name) << "\" data-metric=\"" << panel.series
         << "\" fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1.6\" points=\"";
     for (const CurvePoint& p : it->second) svg << num(s.px(x_of(p, x, time_unit))) << "," << num(s.py(p.value)) << " ";
     svg << "\"/>\n";
@@ -155,7 +144,7 @@ std::string curves_svg(const std::vector<RunCurves>& runs, CurveAxis x) {
     const double y = 40 + 20.0 * static_cast<double>(r);
     svg << "<g class=\"legend\"><line x1=\"" << num(kGap) << "\" x2=\"" << num(kGap + 28) << "\" y1=\"" << num(y)
         << "\" y2=\"" << num(y) << "\" stroke=\"" << kColours[r % std::size(kColours)] << "\" stroke-width=\"3\"/><text x=\""
-        << num(kGap + 36) << "\" y=\"" << num(y + 4) << "\">" << escape(runs[r].name) << "</text></g>\n";
+        << num(kGap + 36) << "\" y=\"" << num(y + 4) << "\">" << io::xml_escaped(runs[r].name) << "</text></g>\n";
   }
   if (panels.empty())
     svg << "<text x=\"" << num(kGap) << "\" y=\"" << num(legend_h + 20) << "\">no figures logged yet</text>\n";
