@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <string>
 
 #include "command.h"
@@ -30,6 +31,10 @@ int main(int argc, char** argv) {
       return c.run(argc - 1, argv + 1);
     } catch (const attn::Error& e) {
       std::fprintf(stderr, "attn %s: error: %s\n", argv[1], e.what());
+      return 1;
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "attn %s: error: out of memory: the machine could not give what this run needs (a smaller "
+                   "--batch, --beam or model needs less)\n", argv[1]);
       return 1;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "attn %s: error: %s\n", argv[1], e.what());

@@ -94,6 +94,11 @@ struct BlockCache {
     cached -= cls;
     return p;
   }
+  // An allocation that take() counted but the system refused.
+  void refused(size_t cls) {
+    std::lock_guard<std::mutex> lock(mutex);
+    live -= cls;
+  }
   void give(void* p, size_t cls) {
     std::vector<void*> release;
     {
@@ -141,7 +146,10 @@ std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
   size_t cls = size_class(bytes);
   s->data = block_cache().take(cls);
   if (!s->data) s->data = std::aligned_alloc(64, cls);
-  check(s->data != nullptr, "out of memory allocating ", bytes, " bytes");
+  if (!s->data) block_cache().refused(cls);
+  check(s->data != nullptr, "out of memory: a tensor of ", static_cast<double>(bytes) / (1 << 20),
+        " MiB could not be allocated (", static_cast<double>(storage_cache_stats().live) / (1 << 20),
+        " MiB in tensors already; a smaller --batch, --beam or model needs less)");
   s->bytes = bytes;
   s->capacity_ = cls;
   s->owned_ = true;

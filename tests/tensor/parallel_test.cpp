@@ -8,6 +8,7 @@
 
 #include "attn/error.h"
 #include "attn/parallel.h"
+#include "attn/tensor/tensor.h"
 
 namespace attn {
 namespace {
@@ -27,6 +28,24 @@ TEST(RegionErrors, TheFirstExceptionLeavesTheRegionOnTheCaller) {
 #pragma omp parallel num_threads(2)
   none.guard([] {});
   EXPECT_NO_THROW(none.rethrow());
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// A refused allocation is a message with the size, and leaves the live-bytes count as it was.
+TEST(Storage, RefusedAllocationIsAMessageAndNotCounted) {
+  const size_t before = storage_cache_stats().live;
+  try {
+    Tensor::empty({int64_t{1} << 40, 1 << 10});  // 4 PiB
+    FAIL() << "a 4 PiB tensor was allocated";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(storage_cache_stats().live, before);
 }
 
 }  // namespace
