@@ -30,12 +30,12 @@ namespace fs = std::filesystem;
 
 std::string quote(const std::string& s) { return "'" + s + "'"; }
 
-struct Run {
+struct CliResult {
   int code;
   std::string out, err;
 };
 
-Run attn(const std::string& arguments, const fs::path& dir) {
+CliResult attn(const std::string& arguments, const fs::path& dir) {
   const std::string err = (dir / "stderr.txt").string();
   FILE* pipe = popen((std::string(ATTN_BINARY) + " " + arguments + " 2>" + quote(err)).c_str(), "r");
   std::string out;
@@ -85,7 +85,7 @@ class TextPipeline : public ::testing::Test {
           "model:\n  d_model: 32\n  heads: 2\n  encoder_layers: 1\n  decoder_layers: 1\n  d_ff: 48\n  max_len: 256\n"
           "train:\n  max_steps: 30\n  checkpoint_every: 10\n  keep_checkpoints: 0\n  max_tokens: 600\n"
           "  threads: 2\n  seed: 3\n  lr: 0.002\n  schedule: constant\n");
-    Run r = attn("train --config " + quote((dir() / "recipe.yaml").string()), dir());
+    CliResult r = attn("train --config " + quote((dir() / "recipe.yaml").string()), dir());
     ASSERT_EQ(r.code, 0) << r.err;
   }
   static void TearDownTestSuite() { fs::remove_all(dir()); }
@@ -118,16 +118,19 @@ TEST_F(TextPipeline, TextTranslateAndScoreEqualTheIdsPath) {
     src_ids += std::to_string(data::kEosId) + "\n";
   }
   for (const std::string& l : lines_of(tgt_text)) {
-    std::string ids;
-    for (int32_t id : tok.encode(l)) ids += (ids.empty() ? "" : " ") + std::to_string(id);
-    tgt_ids += ids + "\n";
+    std::vector<int32_t> v = tok.encode(l);
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (k > 0) tgt_ids += ' ';
+      tgt_ids += std::to_string(v[k]);
+    }
+    tgt_ids += '\n';
   }
   write(dir() / "dev.en.ids", src_ids);
   write(dir() / "dev.de.ids", tgt_ids);
   const std::string m = "--model " + quote(model().string()) + " --threads 1 ";
 
-  Run text = attn("translate " + m + "--beam 2 --max-len 30 < " + quote((dir() / "dev.en").string()), dir());
-  Run ids = attn("translate " + m + "--ids --beam 2 --max-len 30 < " + quote((dir() / "dev.en.ids").string()), dir());
+  CliResult text = attn("translate " + m + "--beam 2 --max-len 30 < " + quote((dir() / "dev.en").string()), dir());
+  CliResult ids = attn("translate " + m + "--ids --beam 2 --max-len 30 < " + quote((dir() / "dev.en.ids").string()), dir());
   ASSERT_EQ(text.code, 0) << text.err;
   ASSERT_EQ(ids.code, 0) << ids.err;
   std::vector<std::string> got = lines_of(text.out), id_lines = lines_of(ids.out);
@@ -143,9 +146,9 @@ TEST_F(TextPipeline, TextTranslateAndScoreEqualTheIdsPath) {
   }
   EXPECT_GT(nonempty, 0) << "every translation is empty";
 
-  Run score_text = attn("score " + m + "--src " + quote((dir() / "dev.en").string()) + " --tgt " +
+  CliResult score_text = attn("score " + m + "--src " + quote((dir() / "dev.en").string()) + " --tgt " +
                             quote((dir() / "dev.de").string()), dir());
-  Run score_ids = attn("score " + m + "--ids --src " + quote((dir() / "dev.en.ids").string()) + " --tgt " +
+  CliResult score_ids = attn("score " + m + "--ids --src " + quote((dir() / "dev.en.ids").string()) + " --tgt " +
                            quote((dir() / "dev.de.ids").string()), dir());
   ASSERT_EQ(score_text.code, 0) << score_text.err;
   ASSERT_EQ(score_ids.code, 0) << score_ids.err;
@@ -163,7 +166,7 @@ TEST_F(TextPipeline, AverageOfTransformerCheckpointsIsTheMean) {
   std::vector<std::string> all = list_checkpoints(model().string());
   ASSERT_EQ(all.size(), 3u);
   const fs::path out = dir() / "averaged";
-  Run r = attn("average " + quote(model().string()) + " --last 2 --out " + quote(out.string()), dir());
+  CliResult r = attn("average " + quote(model().string()) + " --last 2 --out " + quote(out.string()), dir());
   ASSERT_EQ(r.code, 0) << r.err;
   auto a = io::load_safetensors(all[1] + "/model.safetensors"), b = io::load_safetensors(all[2] + "/model.safetensors");
   auto avg = io::load_safetensors((out / "model.safetensors").string());
