@@ -28,12 +28,11 @@ int run_average(int argc, char** argv) {
   check(!all.empty(), dir, ": no checkpoints in ", dir, "/checkpoints");
   std::vector<std::string> chosen(all.end() - std::min<size_t>(all.size(), last), all.end());
   nlohmann::json config = read_json_file(dir + "/config.json");
-  TransformerConfig c = transformer_config_from_json(config, dir + "/config.json");
+  Seq2SeqConfig c = seq2seq_config_from_json(config, dir + "/config.json");
   // Either family (config.json's "model"): the averaged tensors are checked against its parameters.
   std::map<std::string, Tensor> mean = average_checkpoints(chosen);
   std::string source = dir + "/checkpoints";
-  Seq2Seq m = c.model == ModelKind::rnn ? as_seq2seq(rnn_seq2seq_from_tensors(c, mean, source))
-                               : as_seq2seq(transformer_from_tensors(c, mean, source));
+  Seq2Seq m = seq2seq_from_tensors(c, std::move(mean), source);
   nlohmann::json extra = nlohmann::json::object();
   if (config.contains("tokenizer")) {
     std::string tok = config["tokenizer"].get<std::string>();

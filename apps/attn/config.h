@@ -18,7 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attn/models/classifier.h"
 #include "attn/models/transformer_config.h"
+#include "attn/nn/rnn_cell.h"
 #include "attn/train/progress.h"
 
 namespace attn::cli {
@@ -27,7 +29,7 @@ namespace attn::cli {
 // Enumerated fields (ModelKind, ...) are parsed from their names and printed by name (name(),
 // parse() beside each enum).
 using Field = std::variant<int*, int64_t*, uint64_t*, float*, double*, bool*, std::string*, BudgetClock*, ModelKind*,
-                           ScoreKind*, Positions*, Activation*, RnnCell*>;
+                           ScoreKind*, Positions*, Activation*, RnnCell*, Pooling*, HeadSplit*>;
 
 // The values a number may take: [min, max], either end open when min_open / max_open. Integers are
 // also bounded by their field's type.

@@ -37,11 +37,14 @@ int run_export_torch(int argc, char** argv) {
   args.add_option("REF_DIR", ref, "directory to write")->required();
   if (!parse(args, argc, argv)) return 0;
   Seq2Seq m = load_seq2seq(model_dir);
-  if (m.is_rnn())
-    export_torch_rnn(m.rnn, ref);
-  else
-    export_torch(m.transformer, ref);
-  size_t n = m.is_rnn() ? m.rnn.named.size() : m.transformer.named.size();
+  size_t n = 0;
+  if (const auto* rnn = std::get_if<RnnSeq2Seq>(&m.net)) {
+    export_torch_rnn(*rnn, ref);
+    n = rnn->named.size();
+  } else {
+    export_torch(std::get<Transformer>(m.net), ref);
+    n = std::get<Transformer>(m.net).named.size();
+  }
   std::fprintf(stderr, "exported %zu tensors to %s\n", n, ref.c_str());
   return 0;
 }

@@ -74,7 +74,7 @@ int run_score(int argc, char** argv) {
   std::optional<TranslationModel> text_model;
   if (!ids) text_model.emplace(load_translation_model(model));
   Seq2Seq m = text_model ? text_model->model : load_seq2seq(model);  // either family
-  const TransformerConfig& config = m.config();
+  const Seq2SeqCommon config = m.common();
   auto sources = text_model ? read_text_file(src_path, text_model->tokenizer, config.eos_id)
                             : read_id_file(src_path, config.src_vocab, config.max_len);
   auto targets = text_model ? read_text_file(tgt_path, text_model->tokenizer, -1)

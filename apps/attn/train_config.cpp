@@ -29,23 +29,23 @@ std::vector<ConfigKey<T>> make_translation_keys() {
       {{"data.tokenizer_type", "SentencePiece model type", {}, {"unigram", "bpe"}}, [](T& r) -> Field { return &r.o.tokenizer_type; }},
       {{"data.tokenizer_sentences", "lines sampled (from both sides) to train the tokenizer (0: all)", at_least(0)}, [](T& r) -> Field { return &r.o.tokenizer_sentences; }},
       {{"data.max_len", "training pairs with more tokens than this on a side are skipped", between(1, kMaxTokens)}, [](T& r) -> Field { return &r.o.max_len; }},
-      {{"model.type", "transformer, or rnn: seed 003's RNN encoder-decoder (shortcut --set model=rnn)", {}, {"transformer", "rnn"}}, [](T& r) -> Field { return &r.o.model.model; }},
-      {{"model.score", "attention score: scaled_dot, dot, additive (Bahdanau) or bilinear (Luong general); additive for rnn unless given", {}, {"scaled_dot", "dot", "additive", "bilinear"}}, [](T& r) -> Field { return &r.o.model.score; }},
-      {{"model.rnn_cell", "rnn: the recurrent cell", {}, {"lstm", "gru"}}, [](T& r) -> Field { return &r.o.model.rnn_cell; }},
-      {{"model.bidirectional", "rnn: bidirectional encoder"}, [](T& r) -> Field { return &r.o.model.bidirectional; }},
-      {{"model.encoder_hidden", "rnn: units per encoder direction (0: d_model / directions)", between(0, kMaxWidth)}, [](T& r) -> Field { return &r.o.model.encoder_hidden; }},
-      {{"model.input_feeding", "rnn: the attention context c_t is part of the decoder's input"}, [](T& r) -> Field { return &r.o.model.input_feeding; }},
-      {{"model.d_model", "d_model (rnn: embedding and decoder size)", between(1, kMaxWidth)}, [](T& r) -> Field { return &r.o.model.d_model; }},
-      {{"model.heads", "h, attention heads (d_k = d_model / h)", between(1, 1024)}, [](T& r) -> Field { return &r.o.model.heads; }},
-      {{"model.encoder_layers", "N of the encoder", between(0, kMaxLayers)}, [](T& r) -> Field { return &r.o.model.encoder_layers; }},
-      {{"model.decoder_layers", "N of the decoder", between(1, kMaxLayers)}, [](T& r) -> Field { return &r.o.model.decoder_layers; }},
-      {{"model.d_ff", "inner size of the position-wise FFN", between(1, 16 * kMaxWidth)}, [](T& r) -> Field { return &r.o.model.d_ff; }},
-      {{"model.dropout", "P_drop: embeddings, attention weights, FFN inner, sub-layer outputs", fraction_below_one()}, [](T& r) -> Field { return &r.o.model.dropout; }},
-      {{"model.norm_first", "pre-LN (LayerNorm before each sub-layer) instead of post-LN"}, [](T& r) -> Field { return &r.o.model.norm_first; }},
-      {{"model.tie_output", "output projection tied to the target embedding"}, [](T& r) -> Field { return &r.o.model.tie_output; }},
-      {{"model.positions", "position encoding", {}, {"sinusoidal", "learned"}}, [](T& r) -> Field { return &r.o.model.positions; }},
-      {{"model.activation", "activation of the FFN", {}, {"relu", "gelu"}}, [](T& r) -> Field { return &r.o.model.activation; }},
-      {{"model.max_len", "longest sequence the positions cover", between(1, kMaxTokens)}, [](T& r) -> Field { return &r.o.model.max_len; }},
+      {{"model.type", "transformer, or rnn: seed 003's RNN encoder-decoder (shortcut --set model=rnn)", {}, {"transformer", "rnn"}}, [](T& r) -> Field { return &r.model.type; }},
+      {{"model.score", "attention score: scaled_dot, dot, additive (Bahdanau) or bilinear (Luong general); additive for rnn unless given", {}, {"scaled_dot", "dot", "additive", "bilinear"}}, [](T& r) -> Field { return &r.model.transformer.score; }},
+      {{"model.rnn_cell", "rnn: the recurrent cell", {}, {"lstm", "gru"}}, [](T& r) -> Field { return &r.model.rnn.cell; }},
+      {{"model.bidirectional", "rnn: bidirectional encoder"}, [](T& r) -> Field { return &r.model.rnn.bidirectional; }},
+      {{"model.encoder_hidden", "rnn: units per encoder direction (0: d_model / directions)", between(0, kMaxWidth)}, [](T& r) -> Field { return &r.model.rnn.encoder_hidden; }},
+      {{"model.input_feeding", "rnn: the attention context c_t is part of the decoder's input"}, [](T& r) -> Field { return &r.model.rnn.input_feeding; }},
+      {{"model.d_model", "d_model (rnn: embedding and decoder size)", between(1, kMaxWidth)}, [](T& r) -> Field { return &r.model.transformer.d_model; }},
+      {{"model.heads", "h, attention heads (d_k = d_model / h)", between(1, 1024)}, [](T& r) -> Field { return &r.model.transformer.heads; }},
+      {{"model.encoder_layers", "N of the encoder", between(0, kMaxLayers)}, [](T& r) -> Field { return &r.model.transformer.encoder_layers; }},
+      {{"model.decoder_layers", "N of the decoder", between(1, kMaxLayers)}, [](T& r) -> Field { return &r.model.transformer.decoder_layers; }},
+      {{"model.d_ff", "inner size of the position-wise FFN", between(1, 16 * kMaxWidth)}, [](T& r) -> Field { return &r.model.transformer.d_ff; }},
+      {{"model.dropout", "P_drop: embeddings, attention weights, FFN inner, sub-layer outputs", fraction_below_one()}, [](T& r) -> Field { return &r.model.transformer.dropout; }},
+      {{"model.norm_first", "pre-LN (LayerNorm before each sub-layer) instead of post-LN"}, [](T& r) -> Field { return &r.model.transformer.norm_first; }},
+      {{"model.tie_output", "output projection tied to the target embedding"}, [](T& r) -> Field { return &r.model.transformer.tie_output; }},
+      {{"model.positions", "position encoding", {}, {"sinusoidal", "learned"}}, [](T& r) -> Field { return &r.model.transformer.positions; }},
+      {{"model.activation", "activation of the FFN", {}, {"relu", "gelu"}}, [](T& r) -> Field { return &r.model.transformer.activation; }},
+      {{"model.max_len", "longest sequence the positions cover", between(1, kMaxTokens)}, [](T& r) -> Field { return &r.model.transformer.max_len; }},
       {{"train.max_tokens", "tokens per batch and side (padded batch size * length)", between(1, kMaxTokens)}, [](T& r) -> Field { return &r.o.max_tokens; }},
       {{"train.accumulate", "batches per optimizer step (gradient accumulation)", between(1, 1 << 16)}, [](T& r) -> Field { return &r.o.accumulate; }},
       {{"train.schedule", "learning-rate schedule (noam: the paper's)", {}, kSchedules}, [](T& r) -> Field { return &r.o.schedule.kind; }},
@@ -125,6 +125,31 @@ std::vector<ConfigKey<C>> make_classification_keys() {
   };
 }
 
+// The network the model.* keys describe, of the family model.type names.
+Seq2SeqConfig model_config(const ModelKeys& k, const std::set<std::string>& given) {
+  static const std::vector<std::string> kTransformerOnly = {"model.heads", "model.d_ff", "model.norm_first",
+                                                            "model.positions", "model.activation"};
+  static const std::vector<std::string> kRnnOnly = {"model.rnn_cell", "model.bidirectional", "model.encoder_hidden",
+                                                    "model.input_feeding"};
+  const bool rnn = k.type == ModelKind::rnn;
+  for (const std::string& key : rnn ? kTransformerOnly : kRnnOnly)
+    check(!given.count(key), key, " is a key of model.type ", rnn ? "transformer" : "rnn", "; this run's model.type is ",
+          name(k.type));
+  TransformerConfig t = k.transformer;
+  t.share_embeddings = true;  // one SentencePiece model for both sides
+  if (!rnn) return t;
+  RnnConfig r = k.rnn;
+  r.d_model = t.d_model;
+  r.encoder_layers = t.encoder_layers;
+  r.decoder_layers = t.decoder_layers;
+  r.dropout = t.dropout;
+  r.share_embeddings = t.share_embeddings;
+  r.tie_output = t.tie_output;
+  r.max_len = t.max_len;
+  r.score = given.count("model.score") ? t.score : ScoreKind::additive;  // Bahdanau's unless given
+  return r;
+}
+
 }  // namespace
 
 const std::vector<ConfigKey<TranslationRun>>& translation_keys() {
@@ -142,14 +167,13 @@ TranslationRun load_translation_run(const std::string& path, const std::vector<O
   std::set<std::string> given = load_config(path, sets, bind(translation_keys(), r), {"task"});
   TranslationTrainOptions& o = r.o;
   // The RNN's attention is Bahdanau's unless a score is given.
-  if (o.model.model == ModelKind::rnn && !given.count("model.score")) o.model.score = ScoreKind::additive;
-  o.model.share_embeddings = true;  // one SentencePiece model for both sides
-  o.schedule.d_model = o.model.d_model;
+  o.model = model_config(r.model, given);
+  o.schedule.d_model = common_of(o.model).d_model;
   validate(o.teacher_forcing);
   check(o.schedule.decay == "none" || o.max_steps > 0 || o.max_minutes > 0 || o.max_epochs > 0,
         "train.decay '", o.schedule.decay,
         "' needs a budget to decay over: set train.max_steps, train.max_minutes or train.max_epochs, or train.decay=none");
-  o.model.validate();
+  validate(o.model);
   return r;
 }
 

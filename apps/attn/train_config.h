@@ -13,10 +13,20 @@
 
 namespace attn::cli {
 
+// The model.* keys of a translation run. Both families' keys are one namespace: the keys they
+// share (d_model, layers, dropout, max_len, tie_output, score) set `transformer`'s fields, which
+// the RNN's config copies; each family's own keys are an error for the other (model_config).
+struct ModelKeys {
+  ModelKind type = ModelKind::transformer;
+  TransformerConfig transformer = std::get<TransformerConfig>(TranslationTrainOptions{}.model);
+  RnnConfig rnn;  // its own fields only: cell, bidirectional, encoder_hidden, input_feeding
+};
+
 // What `attn train` sets for a task: the trainer's options, and the threads and precision of the
 // process (applied before training starts).
 struct TranslationRun {
-  TranslationTrainOptions o;
+  TranslationTrainOptions o;  // o.model is made from `model` by load_translation_run
+  ModelKeys model;
   int threads = 2;
   std::string precision = "auto";  // fp32, bf16 or auto (parse_training_precision)
 };

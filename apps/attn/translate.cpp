@@ -121,7 +121,7 @@ int run_translate(int argc, char** argv) {
     g_tokenizer = &text_model->tokenizer;
   }
   Seq2Seq m = ids_mode ? load_seq2seq(model) : text_model->model;  // either family
-  const TransformerConfig& config = m.config();
+  const Seq2SeqCommon config = m.common();
   check(o.max_len <= config.max_len, "--max-len ", o.max_len, " is more than the model's ",
         config.max_len, " positions (max_len in ", model, "/config.json)");
   bool n_best_format = f.n_best_given;

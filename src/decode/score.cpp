@@ -10,7 +10,7 @@ namespace {
 // log P(y | x) for each (source, target): `logits_of` maps (src [B, S], tgt_in [B, T]) to the
 // teacher-forced logits [B, T, V].
 template <typename Logits>
-std::vector<double> score_with(const TransformerConfig& c, const std::vector<std::vector<int32_t>>& sources,
+std::vector<double> score_with(const Seq2SeqCommon& c, const std::vector<std::vector<int32_t>>& sources,
                                const std::vector<std::vector<int32_t>>& targets, const Logits& logits_of) {
   check(sources.size() == targets.size(), "score: ", sources.size(), " sources but ", targets.size(), " targets");
   if (sources.empty()) return {};
@@ -44,7 +44,7 @@ std::vector<double> score_with(const TransformerConfig& c, const std::vector<std
 std::vector<double> score_translations(const Transformer& m,
                                        const std::vector<std::vector<int32_t>>& sources,
                                        const std::vector<std::vector<int32_t>>& targets) {
-  return score_with(m.config, sources, targets, [&](const Tensor& src, const Tensor& in) {
+  return score_with(common_of(m.config), sources, targets, [&](const Tensor& src, const Tensor& in) {
     Context ctx;  // inference: no dropout
     Var memory = encode(m, src, ctx);
     return decode(m, in, memory, padding_mask(src, m.config.pad_id), ctx).value();
@@ -53,7 +53,7 @@ std::vector<double> score_translations(const Transformer& m,
 
 std::vector<double> score_translations(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources,
                                        const std::vector<std::vector<int32_t>>& targets) {
-  return score_with(m.config(), sources, targets, [&](const Tensor& src, const Tensor& in) {
+  return score_with(m.common(), sources, targets, [&](const Tensor& src, const Tensor& in) {
     return seq2seq_logits(m, src, in, Context{}).value();
   });
 }

@@ -109,14 +109,14 @@ std::vector<Hypothesis> results(const SentenceSearch& s, double alpha, int n_bes
   return out;
 }
 
-int64_t max_len_of(const TransformerConfig& c, const std::vector<int32_t>& source, const SearchOptions& o) {
+int64_t max_len_of(int64_t model_max_len, const std::vector<int32_t>& source, const SearchOptions& o) {
   if (o.max_len > 0) {
-    check(o.max_len <= c.max_len, "search: max_len ", o.max_len,
-          " beyond the model's positions (max_len ", c.max_len, " in its config)");
+    check(o.max_len <= model_max_len, "search: max_len ", o.max_len,
+          " beyond the model's positions (max_len ", model_max_len, " in its config)");
     return o.max_len;
   }
   // The paper's input length + 50, within the positions the model has.
-  return std::min<int64_t>(static_cast<int64_t>(source.size()) + 50, c.max_len);
+  return std::min<int64_t>(static_cast<int64_t>(source.size()) + 50, model_max_len);
 }
 
 }  // namespace
@@ -194,22 +194,23 @@ std::vector<std::vector<Hypothesis>> search(const Transformer& m,
   RowDecoder rows{[&](const std::vector<int32_t>& t) { return step(decoder, t); },
                   [&](const std::vector<int64_t>& r, bool same) { select_rows(decoder, r, same); }};
   std::vector<int64_t> max_lens;
-  for (const auto& s : sources) max_lens.push_back(max_len_of(m.config, s, o));
+  for (const auto& s : sources) max_lens.push_back(max_len_of(m.config.max_len, s, o));
   return run_search(rows, max_lens, c.bos_id, c.eos_id, o);
 }
 
 std::vector<std::vector<Hypothesis>> search(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources,
                                             const SearchOptions& o) {
-  if (!m.is_rnn()) return search(m.transformer, sources, o);
+  if (const auto* transformer = std::get_if<Transformer>(&m.net)) return search(*transformer, sources, o);
   check_options(o);
   if (sources.empty()) return {};
-  const TransformerConfig& c = m.config();
+  const RnnSeq2Seq& rnn = std::get<RnnSeq2Seq>(m.net);
+  const RnnConfig& c = rnn.config;
   // The RNN keeps no per-position cache: use_cache does not apply.
-  RnnStepDecoder decoder = start_rnn_step_decoder(m.rnn, pad_ids(sources, c.pad_id));
+  RnnStepDecoder decoder = start_rnn_step_decoder(rnn, pad_ids(sources, c.pad_id));
   RowDecoder rows{[&](const std::vector<int32_t>& t) { return step(decoder, t); },
                   [&](const std::vector<int64_t>& r, bool same) { select_rows(decoder, r, same); }};
   std::vector<int64_t> max_lens;
-  for (const auto& s : sources) max_lens.push_back(max_len_of(c, s, o));
+  for (const auto& s : sources) max_lens.push_back(max_len_of(c.max_len, s, o));
   return run_search(rows, max_lens, c.bos_id, c.eos_id, o);
 }
 

@@ -54,7 +54,7 @@ std::vector<std::vector<int32_t>> translate_ids(const Transformer& m,
 
 std::vector<std::vector<int32_t>> translate_ids(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources,
                                                 const SearchOptions& options, int64_t batch) {
-  return translate_ids_of(m, m.config().eos_id, sources, options, batch);
+  return translate_ids_of(m, m.common().eos_id, sources, options, batch);
 }
 
 std::vector<std::string> translate_text(const TranslationModel& tm, const std::vector<std::string>& lines,

@@ -5,15 +5,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attn/enum_names.h"
 #include "attn/error.h"
 #include "attn/models/named_tensors.h"
 #include "attn/nn/init.h"
 #include "attn/nn/positional_encoding.h"
 #include "attn/ops/add_layer_norm.h"
 #include "attn/ops/attention.h"
+#include "config_fields.h"
 
 namespace attn {
 namespace {
+
+const EnumName<Pooling> kPoolings[] = {{Pooling::flatten, "flatten"}, {Pooling::mean, "mean"}, {Pooling::cls, "cls"}};
+const EnumName<HeadSplit> kHeadSplits[] = {{HeadSplit::standard, "standard"}, {HeadSplit::seed, "seed"}};
 
 // PyTorch's nn.Linear: weight and bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
 ParamSpec linear(const std::string& key, Shape shape, int64_t fan_in) {
@@ -102,8 +107,8 @@ Var attention(const MultiHeadAttention& a, const Var& x, const AttentionMask& ma
 // [batch, len, d] -> [batch, pooled_size]
 Var pool(const ClassifierConfig& c, const Var& x, const Tensor& ids) {
   int64_t B = x.size(0), L = x.size(1), d = x.size(2);
-  if (c.pooling == "flatten") return reshape(x, {B, L * d});  // out.view(batch, -1)
-  if (c.pooling == "cls") return reshape(slice(x, 1, 0, 1), {B, d});
+  if (c.pooling == Pooling::flatten) return reshape(x, {B, L * d});  // out.view(batch, -1)
+  if (c.pooling == Pooling::cls) return reshape(slice(x, 1, 0, 1), {B, d});
   if (!c.mask) return mean(x, 1);
   // mean over the tokens only: sum_t x_t [id_t != PAD] / #tokens
   Tensor w = Tensor::zeros({B, L, 1});
@@ -117,51 +122,66 @@ Var pool(const ClassifierConfig& c, const Var& x, const Tensor& ids) {
 
 }  // namespace
 
+const char* name(Pooling p) { return name_in(kPoolings, p); }
+const char* name(HeadSplit h) { return name_in(kHeadSplits, h); }
+void parse(std::string_view text, Pooling* out, std::string_view what) { *out = parse_in(kPoolings, text, what); }
+void parse(std::string_view text, HeadSplit* out, std::string_view what) { *out = parse_in(kHeadSplits, text, what); }
+
 void ClassifierConfig::validate() const {
-  check(vocab > 3, "classifier: vocab must be > 3, got ", vocab);
-  check(classes >= 2, "classifier: classes must be >= 2, got ", classes);
-  check(pad_size >= 1, "classifier: pad_size must be >= 1, got ", pad_size);
-  check(d_model > 0 && heads > 0 && d_model % heads == 0, "classifier: d_model ", d_model,
-        " must be a positive multiple of heads ", heads);
-  check(layers >= 0 && d_ff > 0, "classifier: layers ", layers, " and d_ff ", d_ff, " must be positive");
+  using config_fields::check_size;
+  const config_fields::Limits& L = config_fields::kLimits;
+  check_size(vocab, "vocab", 4, L.vocab);
+  check_size(classes, "classes", 2, L.vocab);
+  check_size(pad_size, "pad_size", 1, L.positions);
+  check_size(d_model, "d_model", 1, L.width);
+  check(heads > 0 && d_model % heads == 0, "classifier: d_model ", d_model, " must be a positive multiple of heads ",
+        heads);
+  check_size(layers, "layers", 0, L.layers);
+  check_size(d_ff, "d_ff", 1, L.inner);
   check(dropout >= 0.0f && dropout < 1.0f, "classifier: dropout must be in [0, 1), got ", dropout);
-  check(pooling == "flatten" || pooling == "mean" || pooling == "cls",
-        "classifier: pooling must be flatten, mean or cls, got '", pooling, "'");
-  check(head_split == "standard" || head_split == "seed",
-        "classifier: head_split must be standard or seed, got '", head_split, "'");
-  check(!(mask && head_split == "seed"), "classifier: a padding mask needs head_split standard (the seed's "
+  check(!(mask && head_split == HeadSplit::seed), "classifier: a padding mask needs head_split standard (the seed's "
         "split mixes positions within a head)");
+  const double d = static_cast<double>(d_model);
+  config_fields::check_fits_in_memory(static_cast<double>(vocab) * d + static_cast<double>(layers) * (4 * d * d +
+                                          2 * d * static_cast<double>(d_ff)) +
+                                          static_cast<double>(classes) * static_cast<double>(pooled_size()),
+                                      "classifier");
 }
 
 nlohmann::json classifier_config_to_json(const ClassifierConfig& c) {
-  return {{"vocab", c.vocab},       {"classes", c.classes},       {"pad_size", c.pad_size},
-          {"d_model", c.d_model},   {"heads", c.heads},           {"layers", c.layers},
-          {"d_ff", c.d_ff},         {"dropout", c.dropout},       {"pooling", c.pooling},
-          {"mask", c.mask},         {"head_split", c.head_split}, {"freeze_embedding", c.freeze_embedding}};
+  return {{"vocab", c.vocab},     {"classes", c.classes},
+          {"pad_size", c.pad_size}, {"d_model", c.d_model},
+          {"heads", c.heads},     {"layers", c.layers},
+          {"d_ff", c.d_ff},       {"dropout", c.dropout},
+          {"pooling", name(c.pooling)}, {"mask", c.mask},
+          {"head_split", name(c.head_split)}, {"freeze_embedding", c.freeze_embedding}};
 }
 
 ClassifierConfig classifier_config_from_json(const nlohmann::json& j, const std::string& source) {
+  using namespace config_fields;
+  check(j.is_object(), source, ": the configuration must be a JSON object");
+  const Limits& L = kLimits;
   ClassifierConfig c;
+  for (const auto& [k, v] : j.items()) {
+    if (k == "vocab") c.vocab = read_int(v, k, source, 4, L.vocab);
+    else if (k == "classes") c.classes = read_int(v, k, source, 2, L.vocab);
+    else if (k == "pad_size") c.pad_size = read_int(v, k, source, 1, L.positions);
+    else if (k == "d_model") c.d_model = read_int(v, k, source, 1, L.width);
+    else if (k == "heads") c.heads = read_int(v, k, source, 1, L.width);
+    else if (k == "layers") c.layers = read_int(v, k, source, 0, L.layers);
+    else if (k == "d_ff") c.d_ff = read_int(v, k, source, 1, L.inner);
+    else if (k == "dropout") c.dropout = static_cast<float>(read_number(v, k, source, 0, 1, true));
+    else if (k == "pooling") parse(read_string(v, k, source), &c.pooling, source + ": pooling");
+    else if (k == "mask") c.mask = read_bool(v, k, source);
+    else if (k == "head_split") parse(read_string(v, k, source), &c.head_split, source + ": head_split");
+    else if (k == "freeze_embedding") c.freeze_embedding = read_bool(v, k, source);
+    else fail(source, ": unknown classifier key '", k, "'");
+  }
   try {
-    for (const auto& [k, v] : j.items()) {
-      if (k == "vocab") c.vocab = v.get<int64_t>();
-      else if (k == "classes") c.classes = v.get<int64_t>();
-      else if (k == "pad_size") c.pad_size = v.get<int64_t>();
-      else if (k == "d_model") c.d_model = v.get<int64_t>();
-      else if (k == "heads") c.heads = v.get<int64_t>();
-      else if (k == "layers") c.layers = v.get<int64_t>();
-      else if (k == "d_ff") c.d_ff = v.get<int64_t>();
-      else if (k == "dropout") c.dropout = v.get<float>();
-      else if (k == "pooling") c.pooling = v.get<std::string>();
-      else if (k == "mask") c.mask = v.get<bool>();
-      else if (k == "head_split") c.head_split = v.get<std::string>();
-      else if (k == "freeze_embedding") c.freeze_embedding = v.get<bool>();
-      else fail(source, ": unknown classifier key '", k, "'");
-    }
-  } catch (const nlohmann::json::exception& e) {
+    c.validate();
+  } catch (const Error& e) {
     fail(source, ": ", e.what());
   }
-  c.validate();
   return c;
 }
 
@@ -206,7 +226,7 @@ Var classifier_logits(const Classifier& m, const Tensor& ids, const Context& ctx
   Var x = apply_dropout(add(embedding(m.embed, id), Var(m.pe)), ctx);
   AttentionMask mask;
   if (c.mask) mask.key_padding = padding_mask(id, 0);
-  bool seed_split = c.head_split == "seed";
+  bool seed_split = c.head_split == HeadSplit::seed;
   for (const EncoderLayer& l : m.layers) {
     // x = LN(x + Dropout(MultiHead(x, x, x)))
     x = add_layer_norm(x, apply_dropout(attention(l.self_attn, x, mask, seed_split), ctx), l.norm1.gamma,

@@ -50,7 +50,7 @@ Tensor encode_texts(const ClassifierModel& m, const std::vector<std::string>& te
   int64_t L = m.model.config.pad_size;
   Tensor ids = Tensor::empty({static_cast<int64_t>(texts.size()), L}, DType::i32);
   for (size_t i = 0; i < texts.size(); ++i) {
-    std::vector<int32_t> row = m.vocab.encode(texts[i], L, m.model.config.pooling == "cls");
+    std::vector<int32_t> row = m.vocab.encode(texts[i], L, m.model.config.pooling == Pooling::cls);
     std::copy(row.begin(), row.end(), ids.data<int32_t>() + static_cast<int64_t>(i) * L);
   }
   return ids;

@@ -20,9 +20,6 @@ Transformer load_transformer(const std::string& dir) {
   check(fs::is_directory(dir), dir, ": not a model directory");
   std::string config_path = dir + "/config.json", weights_path = dir + "/model.safetensors";
   nlohmann::json j = read_json_file(config_path);
-  if (j.contains("model"))
-    check(j["model"] == "transformer", config_path, ": model is ", j["model"].dump(),
-          ", expected \"transformer\"");
   TransformerConfig c = transformer_config_from_json(j, config_path);
   check(fs::exists(weights_path), weights_path, ": no such file");
   return transformer_from_tensors(c, io::load_safetensors_copied(weights_path), weights_path);

@@ -6,10 +6,10 @@
 
 namespace attn {
 
-std::vector<std::pair<std::string, std::string>> tied_aliases(const TransformerConfig& c) {
+std::vector<std::pair<std::string, std::string>> tied_aliases(bool share_embeddings, bool tie_output) {
   std::vector<std::pair<std::string, std::string>> a;
-  if (c.share_embeddings) a.emplace_back("tgt_embed.weight", "src_embed.weight");
-  if (c.tie_output) a.emplace_back("generator.weight", c.share_embeddings ? "src_embed.weight" : "tgt_embed.weight");
+  if (share_embeddings) a.emplace_back("tgt_embed.weight", "src_embed.weight");
+  if (tie_output) a.emplace_back("generator.weight", share_embeddings ? "src_embed.weight" : "tgt_embed.weight");
   return a;
 }
 

@@ -25,7 +25,7 @@ Tensor source_lengths(const Tensor& pad) {
 // s_0 of decoder layer l from encoder layer l's final states.
 RnnState initial_decoder_state(const RnnSeq2Seq& m, const RnnState& final) {
   const int64_t dirs = m.encoder.directions();
-  const bool lstm = m.config.rnn_cell == RnnCell::lstm, bridged = m.encoder_out() != m.config.d_model;
+  const bool lstm = m.config.cell == RnnCell::lstm, bridged = m.encoder_out() != m.config.d_model;
   auto both = [&](const std::vector<Var>& s, int64_t l) {
     // [h_fwd; h_bwd]                                           [B, enc_out]
     return dirs == 1 ? s[static_cast<size_t>(l)] : concat({s[static_cast<size_t>(2 * l)], s[static_cast<size_t>(2 * l + 1)]}, 1);

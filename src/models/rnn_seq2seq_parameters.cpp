@@ -11,31 +11,26 @@ namespace attn {
 namespace {
 
 
-int64_t encoder_hidden(const TransformerConfig& c) {
-  return c.encoder_hidden > 0 ? c.encoder_hidden : c.d_model / (c.bidirectional ? 2 : 1);
-}
-int64_t encoder_out(const TransformerConfig& c) { return (c.bidirectional ? 2 : 1) * encoder_hidden(c); }
-
-void add_rnn(std::vector<ParamSpec>& s, const std::string& prefix, const TransformerConfig& c, int64_t layers,
+void add_rnn(std::vector<ParamSpec>& s, const std::string& prefix, const RnnConfig& c, int64_t layers,
              bool bidirectional, int64_t in, int64_t H) {
   // PyTorch's nn.LSTM / nn.GRU: U(-1/sqrt(H), 1/sqrt(H)) for every weight and bias
   const float bound = 1.0f / std::sqrt(static_cast<float>(H));
-  for (const auto& [key, shape] : rnn_parameter_shapes(prefix, c.rnn_cell, layers, bidirectional, in, H))
+  for (const auto& [key, shape] : rnn_parameter_shapes(prefix, c.cell, layers, bidirectional, in, H))
     s.push_back({key, shape, Init::uniform, bound});
 }
 
 // The distinct parameters (tied ones appear once, under their first name).
-std::vector<ParamSpec> specs(const TransformerConfig& c) {
-  const int64_t D = c.d_model, enc = encoder_out(c);
+std::vector<ParamSpec> specs(const RnnConfig& c) {
+  const int64_t D = c.d_model, enc = c.encoder_out();
   std::vector<ParamSpec> s;
   const float embed_std = 1.0f / std::sqrt(static_cast<float>(c.d_model));  // N(0, d_model^-1)
   s.push_back({"src_embed.weight", {c.src_vocab, D}, Init::normal, embed_std});
   if (!c.share_embeddings) s.push_back({"tgt_embed.weight", {c.tgt_vocab, D}, Init::normal, embed_std});
-  add_rnn(s, "encoder", c, c.encoder_layers, c.bidirectional, D, encoder_hidden(c));
+  add_rnn(s, "encoder", c, c.encoder_layers, c.bidirectional, D, c.encoder_units());
   if (enc != D) {
     s.push_back({"bridge_h.weight", {D, enc}, Init::xavier});
     s.push_back({"bridge_h.bias", {D}, Init::zeros});
-    if (c.rnn_cell == RnnCell::lstm) {
+    if (c.cell == RnnCell::lstm) {
       s.push_back({"bridge_c.weight", {D, enc}, Init::xavier});
       s.push_back({"bridge_c.bias", {D}, Init::zeros});
     }
@@ -62,25 +57,20 @@ Var optional(const std::map<std::string, Var>& n, const std::string& key) {
 
 // Fills the model's structs from m.named (aliases already added).
 void wire(RnnSeq2Seq& m) {
-  const TransformerConfig& c = m.config;
+  const RnnConfig& c = m.config;
   const auto& n = m.named;
   m.src_embed = n.at("src_embed.weight");
   m.tgt_embed = n.at("tgt_embed.weight");
-  m.encoder = rnn_from(n, "encoder", c.rnn_cell, c.encoder_layers, c.bidirectional);
+  m.encoder = rnn_from(n, "encoder", c.cell, c.encoder_layers, c.bidirectional);
   m.bridge_h = Linear{optional(n, "bridge_h.weight"), optional(n, "bridge_h.bias")};
   m.bridge_c = Linear{optional(n, "bridge_c.weight"), optional(n, "bridge_c.bias")};
-  m.decoder = rnn_from(n, "decoder", c.rnn_cell, c.decoder_layers, false);
+  m.decoder = rnn_from(n, "decoder", c.cell, c.decoder_layers, false);
   m.attention.kind = c.score;
   m.attention.W = optional(n, "attention.W");
   m.attention.U = Linear{optional(n, "attention.U.weight"), optional(n, "attention.U.bias")};
   m.attention.v = optional(n, "attention.v");
   m.readout = Linear{n.at("readout.weight"), n.at("readout.bias")};
   m.generator = Linear{n.at("generator.weight"), n.at("generator.bias")};
-}
-
-void check_rnn_config(const TransformerConfig& config) {
-  config.validate();
-  check(config.model == ModelKind::rnn, "rnn_seq2seq: config.model is '", name(config.model), "', expected 'rnn'");
 }
 
 }  // namespace
@@ -91,27 +81,27 @@ std::vector<std::pair<std::string, Var>> RnnSeq2Seq::parameters() const {
   return out;
 }
 
-int64_t RnnSeq2Seq::encoder_out() const { return attn::encoder_out(config); }
+int64_t RnnSeq2Seq::encoder_out() const { return config.encoder_out(); }
 
-RnnSeq2Seq make_rnn_seq2seq(const TransformerConfig& config, uint64_t seed) {
-  check_rnn_config(config);
+RnnSeq2Seq make_rnn_seq2seq(const RnnConfig& config, uint64_t seed) {
+  config.validate();
   RnnSeq2Seq m;
   m.config = config;
   Rng rng(seed);
   for (const ParamSpec& s : specs(config)) m.named[s.key] = Var(init_parameter(s, rng), true);
-  for (const auto& [alias, target] : tied_aliases(config)) m.named[alias] = m.named.at(target);
+  for (const auto& [alias, target] : tied_aliases(config.share_embeddings, config.tie_output)) m.named[alias] = m.named.at(target);
   wire(m);
   return m;
 }
 
-RnnSeq2Seq rnn_seq2seq_from_tensors(const TransformerConfig& config, std::map<std::string, Tensor> tensors,
+RnnSeq2Seq rnn_seq2seq_from_tensors(const RnnConfig& config, std::map<std::string, Tensor> tensors,
                                     const std::string& source) {
-  check_rnn_config(config);
+  config.validate();
   RnnSeq2Seq m;
   m.config = config;
   std::vector<TensorSpec> wanted;
   for (const ParamSpec& s : specs(config)) wanted.push_back({s.key, s.shape});
-  load_named_tensors(wanted, tied_aliases(config), std::move(tensors), source, m.named);
+  load_named_tensors(wanted, tied_aliases(config.share_embeddings, config.tie_output), std::move(tensors), source, m.named);
   wire(m);
   return m;
 }

@@ -12,8 +12,7 @@ namespace attn {
 
 namespace fs = std::filesystem;
 
-nlohmann::json rnn_torch_config(const TransformerConfig& c) {
-  check(c.model == ModelKind::rnn, "rnn_torch_config: model is '", name(c.model), "', expected 'rnn'");
+nlohmann::json rnn_torch_config(const RnnConfig& c) {
   return {{"model", "rnn"},
           {"src_vocab", c.src_vocab},
           {"tgt_vocab", c.tgt_vocab},
@@ -23,7 +22,7 @@ nlohmann::json rnn_torch_config(const TransformerConfig& c) {
           {"dropout", c.dropout},
           {"share_embeddings", c.share_embeddings},
           {"tie_output", c.tie_output},
-          {"rnn_cell", name(c.rnn_cell)},
+          {"rnn_cell", name(c.cell)},
           {"bidirectional", c.bidirectional},
           {"encoder_hidden", c.encoder_hidden},
           {"score", score_name(c.score)},
@@ -43,8 +42,7 @@ void export_torch_rnn(const RnnSeq2Seq& m, const std::string& ref_dir) {
 
 RnnSeq2Seq import_torch_rnn(const std::string& ref_dir) {
   std::string config_path = ref_dir + "/config.json", weights_path = ref_dir + "/weights.npz";
-  TransformerConfig c = transformer_config_from_json(read_json_file(config_path), config_path);
-  check(c.model == ModelKind::rnn, config_path, ": model is '", name(c.model), "', expected 'rnn'");
+  RnnConfig c = rnn_config_from_json(read_json_file(config_path), config_path);
   check(fs::exists(weights_path), weights_path, ": no such file");
   return rnn_seq2seq_from_tensors(c, io::load_npz(weights_path), weights_path);
 }

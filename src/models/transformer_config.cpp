@@ -4,6 +4,7 @@
 
 #include "attn/enum_names.h"
 #include "attn/error.h"
+#include "config_fields.h"
 
 namespace attn {
 
@@ -13,19 +14,15 @@ const EnumName<ModelKind> kModelKinds[] = {{ModelKind::transformer, "transformer
 const EnumName<Positions> kPositions[] = {{Positions::sinusoidal, "sinusoidal"}, {Positions::learned, "learned"}};
 const EnumName<Activation> kActivations[] = {{Activation::relu, "relu"}, {Activation::gelu, "gelu"}};
 
-void validate_rnn(const TransformerConfig& c) {
-  check(c.encoder_layers >= 1 && c.encoder_layers == c.decoder_layers, "config: model rnn needs ",
-        "encoder_layers == decoder_layers >= 1 (decoder layer l starts from encoder layer l's state), got ",
-        c.encoder_layers, " and ", c.decoder_layers);
-  check(c.encoder_hidden >= 0, "config: encoder_hidden must be >= 0, got ", c.encoder_hidden);
-  int64_t dirs = c.bidirectional ? 2 : 1;
-  check(c.encoder_hidden > 0 || c.d_model % dirs == 0, "config: a bidirectional encoder with ",
-        "encoder_hidden 0 needs an even d_model, got ", c.d_model);
-  int64_t enc_out = dirs * (c.encoder_hidden > 0 ? c.encoder_hidden : c.d_model / dirs);
-  check(enc_out == c.d_model || c.score == ScoreKind::additive || c.score == ScoreKind::bilinear, "config: score ",
-        score_name(c.score),
-        " needs the encoder's output (", enc_out, ") as wide as d_model (", c.d_model,
-        "); use additive or bilinear, or change encoder_hidden");
+// Parameters of the network (biases and norms aside, which are small): embeddings, per encoder
+// layer 4 d^2 + 2 d d_ff, per decoder layer 8 d^2 + 2 d d_ff, positions.
+double approximate_parameters(const TransformerConfig& c) {
+  const double d = static_cast<double>(c.d_model), ff = static_cast<double>(c.d_ff);
+  double embed = static_cast<double>(c.src_vocab + (c.share_embeddings ? 0 : c.tgt_vocab)) * d;
+  double out = c.tie_output ? 0 : static_cast<double>(c.tgt_vocab) * d;
+  double layers = static_cast<double>(c.encoder_layers) * (4 * d * d + 2 * d * ff) +
+                  static_cast<double>(c.decoder_layers) * (8 * d * d + 2 * d * ff);
+  return embed + out + layers + static_cast<double>(c.max_len) * d;
 }
 
 }  // namespace
@@ -43,57 +40,33 @@ void parse(std::string_view text, ScoreKind* out, std::string_view what) {
 }
 
 void TransformerConfig::validate() const {
-  check(src_vocab > 0 && tgt_vocab > 0, "config: vocabularies must be positive (src_vocab ",
-        src_vocab, ", tgt_vocab ", tgt_vocab, ")");
-  check(d_model > 0 && heads > 0 && d_model % heads == 0, "config: d_model ", d_model,
-        " must be a positive multiple of heads ", heads);
-  check(encoder_layers >= 0 && decoder_layers > 0, "config: encoder_layers ", encoder_layers,
-        " and decoder_layers ", decoder_layers, " must be >= 0 and > 0");
-  check(d_ff > 0, "config: d_ff must be positive, got ", d_ff);
-  check(dropout >= 0.0f && dropout < 1.0f, "config: dropout must be in [0, 1), got ", dropout);
-  check(!share_embeddings || src_vocab == tgt_vocab, "config: share_embeddings needs src_vocab (",
-        src_vocab, ") == tgt_vocab (", tgt_vocab, ")");
-  check(max_len > 0, "config: max_len must be positive, got ", max_len);
-  for (int32_t id : {pad_id, bos_id, eos_id})
-    check(id >= 0 && id < tgt_vocab, "config: special id ", id, " out of range for tgt_vocab ", tgt_vocab);
-  if (model == ModelKind::rnn) validate_rnn(*this);
+  config_fields::validate_shared(*this);
+  check(heads > 0 && d_model % heads == 0, "config: d_model ", d_model, " must be a positive multiple of heads ",
+        heads);
+  config_fields::check_size(d_ff, "d_ff", 1, config_fields::kLimits.inner);
+  config_fields::check_fits_in_memory(approximate_parameters(*this), "Transformer");
 }
 
 TransformerConfig transformer_config_from_json(const nlohmann::json& j, const std::string& source) {
+  using namespace config_fields;
   check(j.is_object(), source, ": the configuration must be a JSON object");
   TransformerConfig c;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
-    const auto& v = it.value();
-    try {
-      if (k == "src_vocab") c.src_vocab = v.get<int64_t>();
-      else if (k == "tgt_vocab") c.tgt_vocab = v.get<int64_t>();
-      else if (k == "d_model") c.d_model = v.get<int64_t>();
-      else if (k == "heads") c.heads = v.get<int64_t>();
-      else if (k == "encoder_layers") c.encoder_layers = v.get<int64_t>();
-      else if (k == "decoder_layers") c.decoder_layers = v.get<int64_t>();
-      else if (k == "d_ff" || k == "ff") c.d_ff = v.get<int64_t>();
-      else if (k == "dropout") c.dropout = v.get<float>();
-      else if (k == "norm_first") c.norm_first = v.get<bool>();
-      else if (k == "share_embeddings") c.share_embeddings = v.get<bool>();
-      else if (k == "tie_output") c.tie_output = v.get<bool>();
-      else if (k == "positions") parse(v.get<std::string>(), &c.positions, source + ": positions");
-      else if (k == "activation") parse(v.get<std::string>(), &c.activation, source + ": activation");
-      else if (k == "max_len") c.max_len = v.get<int64_t>();
-      else if (k == "pad_id") c.pad_id = v.get<int32_t>();
-      else if (k == "bos_id") c.bos_id = v.get<int32_t>();
-      else if (k == "eos_id") c.eos_id = v.get<int32_t>();
-      else if (k == "model") parse(v.get<std::string>(), &c.model, source + ": model");
-      else if (k == "score") parse(v.get<std::string>(), &c.score, source + ": score");
-      else if (k == "rnn_cell") parse(v.get<std::string>(), &c.rnn_cell, source + ": rnn_cell");
-      else if (k == "bidirectional") c.bidirectional = v.get<bool>();
-      else if (k == "encoder_hidden") c.encoder_hidden = v.get<int64_t>();
-      else if (k == "input_feeding") c.input_feeding = v.get<bool>();
-      else if (k == "task" || k == "tokenizer" || k == "training") continue;  // not the network's
-      else fail(source, ": unknown key '", k, "'");
-    } catch (const nlohmann::json::exception& e) {
-      fail(source, ": key '", k, "' has the wrong type (", v.dump(), ")");
-    }
+    const nlohmann::json& v = it.value();
+    if (read_shared_key(k, v, c, source)) continue;
+    if (k == "heads") c.heads = read_int(v, k, source, 1, kLimits.width);
+    else if (k == "d_ff" || k == "ff") c.d_ff = read_int(v, k, source, 1, kLimits.inner);
+    else if (k == "norm_first") c.norm_first = read_bool(v, k, source);
+    else if (k == "positions") parse(read_string(v, k, source), &c.positions, source + ": positions");
+    else if (k == "activation") parse(read_string(v, k, source), &c.activation, source + ": activation");
+    else if (k == "model") {
+      ModelKind kind;
+      parse(read_string(v, k, source), &kind, source + ": model");
+      check(kind == ModelKind::transformer, source, ": model is '", name(kind),
+            "', not a Transformer (load it as a translation model: load_seq2seq)");
+    } else if (k == "task" || k == "tokenizer" || k == "training") continue;  // not the network's
+    else fail(source, ": unknown key '", k, "'");
   }
   try {
     c.validate();
@@ -104,31 +77,14 @@ TransformerConfig transformer_config_from_json(const nlohmann::json& j, const st
 }
 
 nlohmann::json transformer_config_to_json(const TransformerConfig& c) {
-  nlohmann::json j = {{"model", name(c.model)},
-          {"src_vocab", c.src_vocab},
-          {"tgt_vocab", c.tgt_vocab},
-          {"d_model", c.d_model},
-          {"heads", c.heads},
-          {"encoder_layers", c.encoder_layers},
-          {"decoder_layers", c.decoder_layers},
-          {"d_ff", c.d_ff},
-          {"dropout", c.dropout},
-          {"norm_first", c.norm_first},
-          {"share_embeddings", c.share_embeddings},
-          {"tie_output", c.tie_output},
-          {"positions", name(c.positions)},
-          {"activation", name(c.activation)},
-          {"max_len", c.max_len},
-          {"pad_id", c.pad_id},
-          {"bos_id", c.bos_id},
-          {"eos_id", c.eos_id}};
-  if (c.score != ScoreKind::scaled_dot || c.model == ModelKind::rnn) j["score"] = score_name(c.score);
-  if (c.model == ModelKind::rnn) {
-    j["rnn_cell"] = name(c.rnn_cell);
-    j["bidirectional"] = c.bidirectional;
-    j["encoder_hidden"] = c.encoder_hidden;
-    j["input_feeding"] = c.input_feeding;
-  }
+  nlohmann::json j = {{"model", name(ModelKind::transformer)}};
+  config_fields::write_shared_keys(c, j);
+  j["heads"] = c.heads;
+  j["d_ff"] = c.d_ff;
+  j["norm_first"] = c.norm_first;
+  j["positions"] = name(c.positions);
+  j["activation"] = name(c.activation);
+  if (c.score != ScoreKind::scaled_dot) j["score"] = score_name(c.score);
   return j;
 }
 

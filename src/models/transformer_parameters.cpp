@@ -124,7 +124,7 @@ Transformer make_transformer(const TransformerConfig& config, uint64_t seed) {
   m.config = config;
   Rng rng(seed);
   for (const ParamSpec& s : specs(config)) m.named[s.key] = Var(init_parameter(s, rng), true);
-  for (const auto& [alias, target] : tied_aliases(config)) m.named[alias] = m.named.at(target);
+  for (const auto& [alias, target] : tied_aliases(config.share_embeddings, config.tie_output)) m.named[alias] = m.named.at(target);
   wire(m);
   return m;
 }
@@ -136,7 +136,7 @@ Transformer transformer_from_tensors(const TransformerConfig& config, std::map<s
   m.config = config;
   std::vector<TensorSpec> wanted;
   for (const ParamSpec& s : specs(config)) wanted.push_back({s.key, s.shape});
-  load_named_tensors(wanted, tied_aliases(config), std::move(tensors), source, m.named);
+  load_named_tensors(wanted, tied_aliases(config.share_embeddings, config.tie_output), std::move(tensors), source, m.named);
   wire(m);
   return m;
 }

@@ -97,7 +97,7 @@ void setup(Run& r) {
   prepare(r.cm.model, o.precision, Use::training);
   if (!o.embeddings.empty() && checkpoint.empty())
     r.cm.model.embed.value().copy_from(data::load_embeddings(o.embeddings, r.cm.vocab, r.cm.model.embed.value()));
-  bool cls = c.pooling == "cls";
+  bool cls = c.pooling == Pooling::cls;
   r.train = data::encode_set(rows, r.cm.labels, r.cm.vocab, c.pad_size, cls, o.train);
   if (!o.dev.empty()) r.dev = data::encode_set(data::read_labelled(o.dev), r.cm.labels, r.cm.vocab, c.pad_size, cls, o.dev);
   r.adam = std::make_unique<Adam>(r.cm.model.parameters(), o.adam);

@@ -97,15 +97,18 @@ void restore_state(Run& r, const nlohmann::json& s, const std::string& path) {
 // Builds (or, with resume, restores) the model, optimizer, data order and random stream.
 void setup(Run& r) {
   const TranslationTrainOptions& o = r.o;
-  TransformerConfig c = o.model;
-  c.src_vocab = c.tgt_vocab = r.tokenizer.vocab_size();
-  c.pad_id = data::kPadId;
-  c.bos_id = data::kBosId;
-  c.eos_id = data::kEosId;
+  Seq2SeqConfig c = o.model;
+  std::visit(
+      [&](auto& m) {  // the vocabulary is the tokenizer's
+        m.src_vocab = m.tgt_vocab = r.tokenizer.vocab_size();
+        m.pad_id = data::kPadId;
+        m.bos_id = data::kBosId;
+        m.eos_id = data::kEosId;
+      },
+      c);
   std::string checkpoint = o.resume ? latest_checkpoint(o.model_dir) : "";
-  if (!checkpoint.empty()) {
-    c = transformer_config_from_json(read_json_file(o.model_dir + "/config.json"), o.model_dir + "/config.json");
-  }
+  if (!checkpoint.empty())
+    c = seq2seq_config_from_json(read_json_file(o.model_dir + "/config.json"), o.model_dir + "/config.json");
   r.model = make_seq2seq(c, o.seed);
   prepare(r.model, o.precision, Use::training);
   r.adam = std::make_unique<Adam>(r.model.parameters());
@@ -126,14 +129,17 @@ void setup(Run& r) {
   } else {
     save_seq2seq(r.model, o.model_dir, {{"tokenizer", "spm.model"}});
   }
-  std::fprintf(stderr, "model: %s, %zu parameter tensors, %lld weights; d_model %lld, %lld+%lld layers, %lld heads\n",
-               name(c.model), r.model.parameters().size(), static_cast<long long>([&] {
-                 int64_t n = 0;
-                 for (const auto& [k, v] : r.model.parameters()) n += v.value().numel();
-                 return n;
-               }()),
-               static_cast<long long>(c.d_model), static_cast<long long>(c.encoder_layers),
-               static_cast<long long>(c.decoder_layers), static_cast<long long>(c.heads));
+  int64_t weights = 0;
+  for (const auto& [k, v] : r.model.parameters()) weights += v.value().numel();
+  std::string shape = std::visit(
+      [](const auto& m) {
+        return "d_model " + std::to_string(m.d_model) + ", " + std::to_string(m.encoder_layers) + "+" +
+               std::to_string(m.decoder_layers) + " layers";
+      },
+      c);
+  if (const auto* t = std::get_if<TransformerConfig>(&c)) shape += ", " + std::to_string(t->heads) + " heads";
+  std::fprintf(stderr, "model: %s, %zu parameter tensors, %lld weights; %s\n", name(kind_of(c)),
+               r.model.parameters().size(), static_cast<long long>(weights), shape.c_str());
 }
 
 struct StepResult {
@@ -160,7 +166,7 @@ double budget_used(const Run& r) {
 StepResult train_step(Run& r) {
   StepResult s;
   const TranslationTrainOptions& o = r.o;
-  Context ctx{true, r.model.config().dropout, &r.rng};
+  Context ctx{true, r.model.common().dropout, &r.rng};
   // Teacher forcing, free-running or scheduled sampling (models/scheduled_sampling.h).
   DecoderFeeding feeding{static_cast<float>(teacher_forcing_at(o.teacher_forcing, r.clock.step)), &r.rng};
   for (int a = 0; a < o.accumulate; ++a) {
@@ -168,7 +174,7 @@ StepResult train_step(Run& r) {
     Tape tape;
     TapeScope scope(tape);
     Var logits = seq2seq_logits(r.model, b.src, b.tgt_in, ctx, feeding);
-    Var loss = cross_entropy(logits, b.tgt_out, o.label_smoothing, r.model.config().pad_id);
+    Var loss = cross_entropy(logits, b.tgt_out, o.label_smoothing, r.model.common().pad_id);
     // The gradient of the mean of the accumulated batches' losses.
     tape.backward(loss, Tensor::full({}, 1.0f / static_cast<float>(o.accumulate)));
     s.loss_sum += loss.value().data<float>()[0] * static_cast<double>(b.tgt_tokens);

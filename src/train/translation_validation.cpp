@@ -39,7 +39,7 @@ ValidationResult run_validation(const Seq2Seq& trained, const data::Tokenizer& t
   for (const data::Batch& b : dev.batches) {
     Var logits = seq2seq_logits(m, b.src, b.tgt_in, ctx);
     CrossEntropyStats s;
-    cross_entropy(logits, b.tgt_out, 0.0f, m.config().pad_id, &s);
+    cross_entropy(logits, b.tgt_out, 0.0f, m.common().pad_id, &s);
     nll += s.nll_sum;
     count += s.count;
   }

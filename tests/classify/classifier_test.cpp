@@ -78,11 +78,10 @@ TEST(ClassifierParity, SeedSplitDiffersFromStandardSplit) {
 
 TEST(ClassifierConfig, BadOptionsNameTheField) {
   ClassifierConfig c;
-  c.pooling = "max";
-  EXPECT_THROW(c.validate(), Error);
-  c.pooling = "mean";
+  EXPECT_THROW(classifier_config_from_json({{"pooling", "max"}}, "cfg.json"), Error);
+  c.pooling = Pooling::mean;
   c.mask = true;
-  c.head_split = "seed";
+  c.head_split = HeadSplit::seed;
   try {
     c.validate();
     FAIL() << "mask with the seed split accepted";

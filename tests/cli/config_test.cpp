@@ -92,7 +92,7 @@ TEST(ConfigKeys, RecipeDefaultsAreTheStructs) {
   EXPECT_EQ(o.checkpoint_minutes, 15.0);
   EXPECT_EQ(o.keep_checkpoints, 5);
   EXPECT_EQ(o.schedule.warmup, 400);
-  EXPECT_EQ(o.model.d_model, 256);
+  EXPECT_EQ(common_of(o.model).d_model, 256);
   TranslationRun run = load_translation_run("", {"train.max_steps=10"});
   EXPECT_EQ(run.o.max_tokens, o.max_tokens);
   EXPECT_EQ(run.o.schedule.d_model, 256);  // follows model.d_model
@@ -119,7 +119,7 @@ TEST(ConfigKeys, FileThenSetAndUnknownKeys) {
   TranslationRun r = load_translation_run(path.string(), {"train.warmup=900"});
   EXPECT_EQ(r.o.schedule.warmup, 900);
   EXPECT_EQ(r.o.max_steps, 5);
-  EXPECT_EQ(r.o.model.score, ScoreKind::additive) << "the RNN's score when none is given";
+  EXPECT_EQ(common_of(r.o.model).score, ScoreKind::additive) << "the RNN's score when none is given";
   std::ofstream(path) << "train:\n  warmpu: 800\n";
   try {
     load_translation_run(path.string(), {});
@@ -130,6 +130,33 @@ TEST(ConfigKeys, FileThenSetAndUnknownKeys) {
   }
   std::filesystem::remove(path);
   EXPECT_NE(error_of(translation_keys(), "train.decay=sideways").find("'train.decay'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace attn::cli
+
+namespace attn::cli {
+namespace {
+
+std::string run_error(const std::vector<Override>& sets) {
+  try {
+    load_translation_run("", sets);
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+// Each family's own keys: a Transformer key in an RNN run (or the reverse) is an error naming it.
+TEST(ConfigKeys, EachModelTypeTakesOnlyItsKeys) {
+  EXPECT_NE(run_error({"model.type=rnn", "model.heads=4", "train.max_steps=1"}).find("model.heads"), std::string::npos);
+  EXPECT_NE(run_error({"model.rnn_cell=gru", "train.max_steps=1"}).find("model.rnn_cell"), std::string::npos);
+  TranslationRun r = load_translation_run("", {"model.type=rnn", "model.rnn_cell=gru", "model.d_model=64",
+                                               "train.max_steps=1"});
+  ASSERT_EQ(kind_of(r.o.model), ModelKind::rnn);
+  EXPECT_EQ(std::get<RnnConfig>(r.o.model).cell, RnnCell::gru);
+  EXPECT_EQ(std::get<RnnConfig>(r.o.model).d_model, 64) << "a shared key reaches the RNN";
+  EXPECT_NE(run_error({"model.max_len=1000000000000000000", "train.max_steps=1"}).find("max_len"), std::string::npos);
 }
 
 }  // namespace

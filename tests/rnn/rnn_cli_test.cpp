@@ -53,7 +53,7 @@ fs::path fresh_dir(const std::string& name) {
 RnnSeq2Seq fixture_model(const std::string& name) {
   auto t = testing::load_rnn_fixture("seq2seq_" + name);
   std::string json_path = std::string(ATTN_TEST_DATA) + "/rnn/seq2seq_" + name + ".json";
-  TransformerConfig c = transformer_config_from_json(read_json_file(json_path), json_path);
+  RnnConfig c = rnn_config_from_json(read_json_file(json_path), json_path);
   std::map<std::string, Tensor> params;
   for (const auto& [k, v] : t)
     if (k.rfind("grad.", 0) != 0 && k != "src" && k != "tgt_in" && k != "tgt_out" && k != "logits" &&
@@ -106,8 +106,8 @@ TEST(RnnCli, AverageOfTwoCheckpointsIsTheElementwiseMean) {
   fs::path out = dir / "avg";
   ASSERT_EQ(run_attn("average " + quote(dir.string()) + " --last 2 --out " + quote(out.string()), dir), 0);
   Seq2Seq avg = load_seq2seq(out.string());
-  ASSERT_TRUE(avg.is_rnn());
-  EXPECT_EQ(avg.config().score, ScoreKind::bilinear);
+  ASSERT_EQ(avg.kind(), ModelKind::rnn);
+  EXPECT_EQ(avg.common().score, ScoreKind::bilinear);
   double worst = 0;
   size_t n = 0;
   for (const auto& [key, v] : avg.parameters()) {
@@ -164,9 +164,9 @@ void check_export(const std::string& name, bool bridge) {
   // import -> export is bit-exact, and the imported model's weights equal the original's.
   ASSERT_EQ(run_attn("import-torch " + quote(ref.string()) + " " + quote(back.string()), dir), 0);
   Seq2Seq imported = load_seq2seq(back.string());
-  ASSERT_TRUE(imported.is_rnn());
+  ASSERT_EQ(imported.kind(), ModelKind::rnn);
   for (const auto& [k, v] : m.parameters())
-    EXPECT_TRUE(bit_equal(imported.rnn.named.at(k).value(), v.value())) << k;
+    EXPECT_TRUE(bit_equal(std::get<RnnSeq2Seq>(imported.net).named.at(k).value(), v.value())) << k;
   ASSERT_EQ(run_attn("export-torch " + quote(back.string()) + " " + quote(ref2.string()), dir), 0);
   auto npz2 = io::load_npz((ref2 / "weights.npz").string());
   ASSERT_EQ(npz2.size(), npz.size());

@@ -33,7 +33,7 @@ Fixture load(const std::string& name) {
   Fixture f;
   f.t = load_rnn_fixture("seq2seq_" + name);
   std::string json_path = std::string(ATTN_TEST_DATA) + "/rnn/seq2seq_" + name + ".json";
-  TransformerConfig c = transformer_config_from_json(read_json_file(json_path), json_path);
+  RnnConfig c = rnn_config_from_json(read_json_file(json_path), json_path);
   std::map<std::string, Tensor> params;
   for (const auto& [k, v] : f.t)
     if (k.rfind("grad.", 0) != 0 && k != "src" && k != "tgt_in" && k != "tgt_out" && k != "logits" &&
@@ -96,15 +96,15 @@ TEST(Seq2SeqSearch, BeamLogProbsEqualTeacherForcedScores) {
   o.n_best = 1;
   auto greedy = search(m, {sources()[0]}, o);
   Tensor src = Tensor::from_ids(sources()[0], {1, 5});
-  Tensor tgt_in = Tensor::from_ids(std::vector<int32_t>(8, m.config().bos_id), {1, 8});
+  Tensor tgt_in = Tensor::from_ids(std::vector<int32_t>(8, m.common().bos_id), {1, 8});
   NoGrad no_grad;
-  Tensor free = rnn_logits(m.rnn, src, tgt_in, Context{}, DecoderFeeding{0.0f, nullptr}).value();
+  Tensor free = rnn_logits(std::get<RnnSeq2Seq>(m.net), src, tgt_in, Context{}, DecoderFeeding{0.0f, nullptr}).value();
   std::vector<int32_t> chain;
   for (int64_t t = 0; t < 8; ++t) {
     int32_t best = 0;
     for (int64_t v = 1; v < free.size(2); ++v)
       if (free.at({0, t, v}) > free.at({0, t, best})) best = static_cast<int32_t>(v);
-    if (best == m.config().eos_id) break;
+    if (best == m.common().eos_id) break;
     chain.push_back(best);
   }
   EXPECT_EQ(greedy[0][0].tokens, chain);
@@ -116,9 +116,9 @@ TEST(Seq2SeqModelDir, SaveLoadRoundTrip) {
   std::filesystem::remove_all(dir);
   save_seq2seq(m, dir, {{"tokenizer", "spm.model"}});
   Seq2Seq back = load_seq2seq(dir);
-  ASSERT_TRUE(back.is_rnn());
-  EXPECT_EQ(back.config().score, ScoreKind::bilinear);
-  EXPECT_EQ(back.config().encoder_hidden, 6);
+  ASSERT_EQ(back.kind(), ModelKind::rnn);
+  EXPECT_EQ(back.common().score, ScoreKind::bilinear);
+  EXPECT_EQ(std::get<RnnSeq2Seq>(back.net).config.encoder_hidden, 6);
   auto a = score_translations(m, sources(), {{4, 5}, {7}, {}});
   auto b = score_translations(back, sources(), {{4, 5}, {7}, {}});
   for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i], b[i]);
@@ -131,10 +131,8 @@ TEST(Seq2SeqModelDir, SaveLoadRoundTrip) {
 }
 
 TEST(Seq2SeqConfig, ErrorsNameTheField) {
-  TransformerConfig c;
-  c.model = ModelKind::rnn;
+  RnnConfig c;
   c.d_model = 8;
-  c.heads = 2;
   c.score = ScoreKind::dot;
   c.encoder_hidden = 6;  // bidirectional: 12 != 8
   try {

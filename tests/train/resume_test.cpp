@@ -76,11 +76,8 @@ TranslationTrainOptions small_run(const std::string& dir, const std::string& mod
   o.train_tgt = dir + "/train.de";
   o.valid_src = o.valid_tgt = "";  // no dev set unless the test gives one
   o.tokenizer = dir + "/spm.model";
-  o.model.d_model = 32;
-  o.model.heads = 2;
-  o.model.encoder_layers = o.model.decoder_layers = 1;
-  o.model.d_ff = 64;
-  o.model.dropout = 0.1f;  // the dropout stream must resume exactly too
+  o.model = TransformerConfig{.d_model = 32, .heads = 2, .encoder_layers = 1, .decoder_layers = 1, .d_ff = 64,
+                              .dropout = 0.1f, .norm_first = true, .max_len = 512};  // dropout: its stream must resume exactly too
   o.max_tokens = 512;
   o.schedule.warmup = 5;
   o.schedule.d_model = 32;

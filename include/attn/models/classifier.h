@@ -18,6 +18,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -25,6 +26,15 @@
 #include "attn/models/transformer.h"
 
 namespace attn {
+
+// How the encoder's outputs [batch, pad_size, d] become one vector per text.
+enum class Pooling { flatten, mean, cls };
+// "standard": the paper's heads; "seed": the seed's view(batch * heads, -1, d_k).
+enum class HeadSplit { standard, seed };
+const char* name(Pooling p);
+const char* name(HeadSplit h);
+void parse(std::string_view text, Pooling* out, std::string_view what = "pooling");
+void parse(std::string_view text, HeadSplit* out, std::string_view what = "head_split");
 
 struct ClassifierConfig {
   int64_t vocab = 5000;
@@ -35,12 +45,12 @@ struct ClassifierConfig {
   int64_t layers = 2;      // seed's code: num_encoder 2 (its text says 5)
   int64_t d_ff = 1024;     // seed: hidden
   float dropout = 0.5f;
-  std::string pooling = "flatten";     // "flatten" | "mean" | "cls"
+  Pooling pooling = Pooling::flatten;
   bool mask = false;                   // key-padding mask in attention (and mean pooling over tokens only)
-  std::string head_split = "standard"; // "standard" | "seed"
+  HeadSplit head_split = HeadSplit::standard;
   bool freeze_embedding = false;       // pre-trained table kept fixed
 
-  int64_t pooled_size() const { return pooling == "flatten" ? pad_size * d_model : d_model; }
+  int64_t pooled_size() const { return pooling == Pooling::flatten ? pad_size * d_model : d_model; }
   void validate() const;  // throws attn::Error naming the field
 };
 

@@ -21,7 +21,7 @@ struct TensorSpec {
 
 // The tied keys of a seq2seq model and the key whose Var each shares (shared embeddings, tied
 // output projection): the same for the Transformer and the RNN encoder-decoder.
-std::vector<std::pair<std::string, std::string>> tied_aliases(const TransformerConfig& c);
+std::vector<std::pair<std::string, std::string>> tied_aliases(bool share_embeddings, bool tie_output);
 
 // Fills `named` with the f32 tensors `specs` lists (each checked for presence, dtype and shape),
 // makes every alias the same Var as its target (a stored alias must equal its target: tied

@@ -1,6 +1,6 @@
 // The RNN encoder-decoder with attention of seed 003 (Bahdanau et al. 2015; config.json
-// "model": "rnn"), sharing the Transformer's config struct, vocabulary, model directory, training,
-// search and scoring:
+// "model": "rnn"; its config is models/rnn_config.h), sharing the Transformer's vocabulary, model
+// directory, training, search and scoring (models/seq2seq.h):
 //
 //   encoder:  H = [h_1 .. h_S] = (Bi)LSTM/GRU(Embed(src))       padding never read (packed)
 //   s_0:      the encoder's last state, per layer [h_fwd; h_bwd]; through
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "attn/models/scheduled_sampling.h"
-#include "attn/models/transformer_config.h"
+#include "attn/models/rnn_config.h"
 #include "attn/nn/attention_score.h"
 #include "attn/nn/rnn.h"
 #include "attn/tensor/random.h"
@@ -28,7 +28,7 @@
 namespace attn {
 
 struct RnnSeq2Seq {
-  TransformerConfig config;  // model == "rnn"
+  RnnConfig config;
   Var src_embed, tgt_embed;  // [vocab, d_model]; one Var when shared
   Rnn encoder;               // directions * encoder_hidden outputs
   Linear bridge_h, bridge_c; // [d_model, enc_out], when enc_out != d_model (bridge_c: LSTM only)
@@ -44,10 +44,10 @@ struct RnnSeq2Seq {
 
 // A new model: weight matrices Xavier-uniform, RNN weights U(-1/sqrt(H), 1/sqrt(H)) (PyTorch's),
 // embeddings N(0, d_model^-1/2), biases 0.
-RnnSeq2Seq make_rnn_seq2seq(const TransformerConfig& config, uint64_t seed);
+RnnSeq2Seq make_rnn_seq2seq(const RnnConfig& config, uint64_t seed);
 // Around loaded tensors (by key); missing, misshapen or extra tensors are errors naming them.
 // Tensors the map alone holds become the parameters without a copy (load_named_tensors).
-RnnSeq2Seq rnn_seq2seq_from_tensors(const TransformerConfig& config, std::map<std::string, Tensor> tensors,
+RnnSeq2Seq rnn_seq2seq_from_tensors(const RnnConfig& config, std::map<std::string, Tensor> tensors,
                                     const std::string& source);
 
 // The encoder's side of a batch: states, attention keys, padding, the decoder's first state.

@@ -13,7 +13,7 @@
 namespace attn {
 
 // torch_rnn.py's config dict of `c` (model "rnn").
-nlohmann::json rnn_torch_config(const TransformerConfig& c);
+nlohmann::json rnn_torch_config(const RnnConfig& c);
 
 void export_torch_rnn(const RnnSeq2Seq& m, const std::string& ref_dir);
 RnnSeq2Seq import_torch_rnn(const std::string& ref_dir);

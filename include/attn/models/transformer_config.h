@@ -9,12 +9,12 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "attn/nn/rnn_cell.h"
 #include "attn/nn/score_kind.h"
 
 namespace attn {
 
-// The model family: the Transformer, or seed 003's RNN encoder-decoder (models/rnn_seq2seq.h).
+// The model family of a translation model (config.json's "model"): the Transformer, or seed 003's
+// RNN encoder-decoder (models/rnn_config.h, models/rnn_seq2seq.h). models/seq2seq.h holds either.
 enum class ModelKind { transformer, rnn };
 enum class Positions { sinusoidal, learned };
 enum class Activation { relu, gelu };
@@ -45,21 +45,14 @@ struct TransformerConfig {
   int64_t max_len = 1024;         // positions available
   int32_t pad_id = 0, bos_id = 1, eos_id = 2;
 
-  // The model family and the attention score (seeds 003 and 004).
-  ModelKind model = ModelKind::transformer;
-  ScoreKind score = ScoreKind::scaled_dot;  // nn/attention_score.h
-  // model rnn only (d_model is the embedding and decoder size; heads, d_ff, positions unused):
-  RnnCell rnn_cell = RnnCell::lstm;
-  bool bidirectional = true;          // bidirectional encoder
-  int64_t encoder_hidden = 0;         // units per encoder direction; 0: d_model / directions
-  bool input_feeding = true;          // the context c_t is part of the decoder's next input
+  ScoreKind score = ScoreKind::scaled_dot;  // of every head (seed 004; nn/attention_score.h)
 
   int64_t d_k() const { return d_model / heads; }
   void validate() const;  // throws attn::Error naming the field
 };
 
-// config.json <-> struct. Unknown keys are an error naming them; torch_ref.py's "ff" is read as
-// d_ff. `source` names the file for messages.
+// config.json <-> struct. Unknown keys are an error naming them (an RNN's keys too: its config is
+// models/rnn_config.h); torch_ref.py's "ff" is read as d_ff. `source` names the file for messages.
 TransformerConfig transformer_config_from_json(const nlohmann::json& j, const std::string& source);
 nlohmann::json transformer_config_to_json(const TransformerConfig& c);
 

@@ -8,7 +8,7 @@
 
 #include "attn/kernels/precision.h"
 #include "attn/models/scheduled_sampling.h"
-#include "attn/models/transformer_config.h"
+#include "attn/models/seq2seq.h"
 #include "attn/train/schedule.h"
 #include "attn/train/progress.h"
 
@@ -27,8 +27,9 @@ struct TranslationTrainOptions {
   int64_t tokenizer_sentences = 100000;  // lines sampled to train it; 0 = all
   int64_t max_len = 128;                 // training pairs longer than this (tokens) are skipped
 
-  TransformerConfig model{.d_model = 256, .heads = 4, .encoder_layers = 3, .decoder_layers = 3, .d_ff = 1024,
-                          .dropout = 0.0f, .norm_first = true, .max_len = 512};
+  // The network, of either family; the vocabulary sizes and special ids are the tokenizer's.
+  Seq2SeqConfig model = TransformerConfig{.d_model = 256, .heads = 4, .encoder_layers = 3, .decoder_layers = 3,
+                                          .d_ff = 1024, .dropout = 0.0f, .norm_first = true, .max_len = 512};
 
   int64_t max_tokens = 2048;  // per batch and side
   int accumulate = 1;         // batches per optimizer step
