@@ -24,14 +24,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A scratch folder of this process, for the loaders that read files.
+// A scratch folder of this process, for the loaders that read files; removed at exit.
+struct Scratch {
+  fs::path dir = fs::temp_directory_path() / ("attn_fuzz_" + std::to_string(::getpid()));
+  Scratch() { fs::create_directories(dir); }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
 const fs::path& scratch() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("attn_fuzz_" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
+  static const Scratch s;
+  return s.dir;
 }
 
 std::string put(const std::string& name, std::string_view bytes) {
