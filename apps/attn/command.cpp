@@ -14,6 +14,7 @@ int run_score(int argc, char** argv);
 int run_classify(int argc, char** argv);
 int run_eval(int argc, char** argv);
 int run_info(int argc, char** argv);
+int run_attend(int argc, char** argv);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
@@ -23,6 +24,7 @@ const std::vector<Command>& commands() {
       {"import-torch", "convert a torch_ref.py directory (config.json + weights.npz) to an attn model", run_import_torch},
       {"export-torch", "write an attn model as a torch_ref.py directory", run_export_torch},
       {"translate", "greedy or beam search from token ids (stdin to stdout)", run_translate},
+      {"attend", "the attention weights of a model on a sentence: an HTML page, SVG heatmaps or JSON", run_attend},
       {"score", "log-probability of each target given its source (teacher forcing)", run_score},
       {"classify", "label text lines with a classifier: label<TAB>probability (--top-k)", run_classify},
       {"eval", "accuracy, macro-F1, per-class P/R/F1 and confusion matrix of a classifier on label<TAB>text", run_eval},

@@ -1,6 +1,7 @@
 // attn translate: greedy or beam search over standard input, one sentence a line.
 //   attn translate --model M --ids [--beam 4] [--length-penalty 0.6] [--max-len N] [--batch 32]
 //                  [--n-best 1] [--threads N] [--precision fp32|bf16|int8]  < source.ids > output.ids
+//                  [--alignment hard|soft [--alignment-layer L] [--alignment-words]] [--output-format text|jsonl]
 // Lines are read in windows of several batches; within a window sentences are sorted by length
 // into batches (less padding), and the window's output is written in input order.
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "attn/models/model_dir.h"
 #include "attn/models/seq2seq.h"
 #include "attn/runtime.h"
+#include "translate_output.h"
 
 namespace attn::cli {
 namespace {
@@ -30,28 +32,10 @@ struct Line {
   std::vector<int32_t> ids;
 };
 
-// Text mode detokenises with the model's SentencePiece model; --ids prints the ids.
-const data::Tokenizer* g_tokenizer = nullptr;
-
-std::string format_output(const std::vector<int32_t>& ids) {
-  return g_tokenizer ? g_tokenizer->decode(ids) : format_ids(ids);
-}
-
-void print_results(const Line& line, const std::vector<Hypothesis>& hyps, bool n_best_format) {
-  if (!n_best_format) {
-    std::string text = hyps.empty() ? std::string() : format_output(hyps.front().tokens);
-    std::printf("%s\n", text.c_str());
-    return;
-  }
-  // Moses/Marian n-best: sentence index (from 0) ||| tokens ||| score
-  for (const Hypothesis& h : hyps)
-    std::printf("%lld ||| %s ||| %.6f\n", static_cast<long long>(line.number - 1),
-                format_output(h.tokens).c_str(), h.score);
-}
-
 // Translates a window of lines and prints them in input order. Empty lines give empty output.
-void translate_window(const Seq2Seq& m, const std::vector<Line>& window, const SearchOptions& o,
-                      size_t batch, bool n_best_format) {
+void translate_window(const LineOutput& out, const std::vector<Line>& window, const SearchOptions& o,
+                      size_t batch) {
+  const Seq2Seq& m = *out.model;
   std::vector<size_t> lengths;
   for (const Line& l : window) lengths.push_back(l.ids.size());
   std::vector<std::vector<Hypothesis>> results(window.size());
@@ -66,17 +50,34 @@ void translate_window(const Seq2Seq& m, const std::vector<Line>& window, const S
     std::vector<std::vector<Hypothesis>> out = search(m, sources, o);
     for (size_t j = 0; j < which.size(); ++j) results[which[j]] = std::move(out[j]);
   }
-  for (size_t i = 0; i < window.size(); ++i) print_results(window[i], results[i], n_best_format);
+  for (size_t i = 0; i < window.size(); ++i)
+    std::fputs(format_line(out, window[i].number, window[i].ids, results[i]).c_str(), stdout);
   std::fflush(stdout);
 }
 
 // The command line of attn translate.
 struct TranslateFlags {
   std::string model, precision = "fp32";
-  bool ids = false, n_best_given = false;
+  bool ids = false;
   int threads = 0, batch = 32;  // threads 0: all cores
   SearchOptions search;
+  OutputOptions output;
 };
+
+// --alignment [hard|soft], --alignment-layer, --alignment-words, --output-format text|jsonl.
+void add_output_flags(CLI::App& args, OutputOptions& out, std::string& format) {
+  args.add_option("--alignment", out.alignment,
+                  "after each translation, ' ||| ' and the word alignment from the encoder-decoder attention "
+                  "(heads averaged): hard (default) 'source-target' index pairs, or soft (the rows of weights)")
+      ->expected(0, 1);
+  add_int(args, "--alignment-layer", out.alignment_layer, 0, 1 << 16,
+          "the decoder layer alignments are read from, 1-based (0: the second-to-last)");
+  args.add_flag("--alignment-words", out.alignment_words,
+                "align whitespace words instead of SentencePiece pieces");
+  args.add_option("--output-format", format,
+                  "text, or jsonl: one JSON object a line (text, tokens, ids, score, logprob; n_best with --n-best; "
+                  "alignment and source_tokens with --alignment)");
+}
 
 // Returns false when --help was asked for.
 bool parse_flags(int argc, char** argv, TranslateFlags& f) {
@@ -99,9 +100,20 @@ bool parse_flags(int argc, char** argv, TranslateFlags& f) {
                                 "length penalty)");
   add_threads(args, f.threads, "all cores");
   add_precision(args, f.precision);
+  std::string format = "text";
+  add_output_flags(args, f.output, format);
   if (!parse(args, argc, argv)) return false;
   check(o.n_best <= o.beam, "--n-best must be between 1 and --beam (", o.beam, "), got ", o.n_best);
-  f.n_best_given = n_best->count() > 0;
+  f.output.n_best = n_best->count() > 0;
+  check(format == "text" || format == "jsonl", "--output-format must be text or jsonl, got '", format, "'");
+  f.output.jsonl = format == "jsonl";
+  OutputOptions& out = f.output;
+  if (args.count("--alignment") > 0 && out.alignment.empty()) out.alignment = "hard";
+  check(out.alignment.empty() || out.alignment == "hard" || out.alignment == "soft",
+        "--alignment must be hard or soft, got '", out.alignment, "'");
+  check(out.alignment.size() || (out.alignment_layer == 0 && !out.alignment_words),
+        "--alignment-layer and --alignment-words need --alignment");
+  check(!(out.alignment_words && f.ids), "--alignment-words needs text (SentencePiece pieces), not --ids");
   return true;
 }
 
@@ -116,16 +128,13 @@ int run_translate(int argc, char** argv) {
   const int batch = f.batch;
   const bool ids_mode = f.ids;
   std::optional<TranslationModel> text_model;
-  if (!ids_mode) {
-    text_model.emplace(load_translation_model(model));
-    g_tokenizer = &text_model->tokenizer;
-  }
+  if (!ids_mode) text_model.emplace(load_translation_model(model));
   Seq2Seq m = ids_mode ? load_seq2seq(model) : text_model->model;  // either family
   const Seq2SeqCommon config = m.common();
   check(o.max_len <= config.max_len, "--max-len ", o.max_len, " is more than the model's ",
         config.max_len, " positions (max_len in ", model, "/config.json)");
-  bool n_best_format = f.n_best_given;
   prepare(m, parse_precision(f.precision, "--precision"), Use::inference);  // weights converted once
+  const LineOutput out{&m, ids_mode ? nullptr : &text_model->tokenizer, f.output};
   size_t window_size = static_cast<size_t>(batch) * kBatchesPerWindow;
   std::vector<Line> window;
   std::string text;
@@ -135,7 +144,7 @@ int run_translate(int argc, char** argv) {
     if (ids_mode) {
       line.ids = parse_ids(text, config.src_vocab, where);
     } else if (!text.empty()) {
-      line.ids = g_tokenizer->encode(text);
+      line.ids = out.tokenizer->encode(text);
       line.ids.push_back(config.eos_id);  // the model's source is x + eos, as in training
     }
     check(static_cast<int64_t>(line.ids.size()) <= config.max_len, where, ": ", line.ids.size(),
@@ -145,11 +154,11 @@ int run_translate(int argc, char** argv) {
     check(!all_pad, where, ": every id is the padding id ", config.pad_id, ", nothing to translate");
     window.push_back(std::move(line));
     if (window.size() == window_size) {
-      translate_window(m, window, o, static_cast<size_t>(batch), n_best_format);
+      translate_window(out, window, o, static_cast<size_t>(batch));
       window.clear();
     }
   }
-  if (!window.empty()) translate_window(m, window, o, static_cast<size_t>(batch), n_best_format);
+  if (!window.empty()) translate_window(out, window, o, static_cast<size_t>(batch));
   return 0;
 }
 

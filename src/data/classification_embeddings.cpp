@@ -51,6 +51,9 @@ Tensor from_word2vec(const std::string& path, const CharVocab& vocab, const Tens
 Tensor load_embeddings(const std::string& path, const CharVocab& vocab, const Tensor& init, int64_t* found) {
   int64_t n = 0;
   Tensor t = ends_with(path, ".npz") ? from_npz(path, init, &n) : from_word2vec(path, vocab, init, &n);
+  const int64_t bad = first_non_finite(t);
+  check(bad < 0, path, ": the embedding of token ", bad < 0 ? 0 : bad / t.size(1), " holds ",
+        bad < 0 ? 0.0f : t.data<float>()[bad], " (every value must be finite)");
   if (found) *found = n;
   return t;
 }

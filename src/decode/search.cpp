@@ -8,6 +8,7 @@
 #include "attn/decode/rnn_step_decoder.h"
 #include "attn/decode/step_decoder.h"
 #include "attn/error.h"
+#include "attn/parallel.h"
 
 namespace attn {
 namespace {
@@ -52,8 +53,10 @@ std::vector<TopK> top_k_rows(const Tensor& logp, int k) {
   const int64_t rows = logp.size(0), V = logp.size(1);
   std::vector<TopK> best(static_cast<size_t>(rows));
   const float* p = logp.data<float>();
+  RegionErrors errors;
 #pragma omp parallel for schedule(static) if (rows * V >= (1 << 16))
-  for (int64_t r = 0; r < rows; ++r) best[static_cast<size_t>(r)] = top_k(p + r * V, V, k);
+  for (int64_t r = 0; r < rows; ++r) errors.guard([&] { best[static_cast<size_t>(r)] = top_k(p + r * V, V, k); });
+  errors.rethrow();
   return best;
 }
 
@@ -173,8 +176,9 @@ std::vector<std::vector<Hypothesis>> run_search(RowDecoder& decoder, const std::
   return out;
 }
 
-void check_options(const SearchOptions& o) {
-  check(o.beam >= 1, "search: beam must be at least 1, got ", o.beam);
+void check_options(const SearchOptions& o, int64_t vocab) {
+  check(o.beam >= 1 && o.beam <= vocab, "search: beam must be in [1, the target vocabulary = ", vocab, "], got ",
+        o.beam);
   check(o.n_best >= 1 && o.n_best <= o.beam, "search: n_best must be in [1, beam = ", o.beam, "], got ", o.n_best);
 }
 
@@ -183,9 +187,9 @@ void check_options(const SearchOptions& o) {
 std::vector<std::vector<Hypothesis>> search(const Transformer& m,
                                             const std::vector<std::vector<int32_t>>& sources,
                                             const SearchOptions& o) {
-  check_options(o);
-  if (sources.empty()) return {};
   const TransformerConfig& c = m.config;
+  check_options(o, c.tgt_vocab);
+  if (sources.empty()) return {};
   NoGrad no_grad;
   Tensor src = pad_ids(sources, c.pad_id);  // [batch, src_len]
   Tensor src_pad = padding_mask(src, c.pad_id);
@@ -201,10 +205,10 @@ std::vector<std::vector<Hypothesis>> search(const Transformer& m,
 std::vector<std::vector<Hypothesis>> search(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources,
                                             const SearchOptions& o) {
   if (const auto* transformer = std::get_if<Transformer>(&m.net)) return search(*transformer, sources, o);
-  check_options(o);
-  if (sources.empty()) return {};
   const RnnSeq2Seq& rnn = std::get<RnnSeq2Seq>(m.net);
   const RnnConfig& c = rnn.config;
+  check_options(o, c.tgt_vocab);
+  if (sources.empty()) return {};
   // The RNN keeps no per-position cache: use_cache does not apply.
   RnnStepDecoder decoder = start_rnn_step_decoder(rnn, pad_ids(sources, c.pad_id));
   RowDecoder rows{[&](const std::vector<int32_t>& t) { return step(decoder, t); },

@@ -17,13 +17,10 @@ nlohmann::json scalar_value(const yaml_event_t& e) {
   std::string s(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
   if (e.data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return s;
   static const std::regex integer("[-+]?[0-9]+"), real("[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?");
-  // A whole number past 64 bits reads as a real, as JSON readers take it (it used to escape as
-  // std::out_of_range, found by fuzzing); the key's own range check then names the key.
-  if (std::regex_match(s, integer)) {
+  if (std::regex_match(s, integer)) {  // beyond 64 bits: kept as text, which no number key accepts
     errno = 0;
     long long v = std::strtoll(s.c_str(), nullptr, 10);
-    if (errno != ERANGE) return v;
-    return std::strtod(s.c_str(), nullptr);
+    return errno == ERANGE ? nlohmann::json(s) : nlohmann::json(v);
   }
   if (std::regex_match(s, real)) return std::strtod(s.c_str(), nullptr);
   if (s == "true" || s == "True" || s == "yes" || s == "on") return true;

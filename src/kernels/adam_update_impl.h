@@ -1,7 +1,8 @@
 // Private to src/kernels: the Adam update (include/attn/kernels/adam_update.h) written once,
-// compiled for each Isa by adam_update.cpp, avx2/adam_update.cpp and avx512/adam_update.cpp. Sqrt
-// has `into(v, r, n)`: r_i = sqrt(v_i) (PlainSqrt below, or AVX-512's); templates on the Isa so
-// that each unit has its own copy (kernel_table.h).
+// compiled for each Isa by adam_update.cpp, avx2/adam_update.cpp and avx512/adam_update.cpp: plain
+// loops the compiler vectorises, but for the square roots, which Sqrt takes: `into(v, r, n)`,
+// r_i = sqrt(v_i) (PlainSqrt, or LaneSqrt over a lane type). Templates on the Isa (or the lane
+// type) so that each unit has its own copy (kernel_table.h).
 #pragma once
 
 #include <algorithm>
@@ -18,6 +19,17 @@ template <Isa I>
 struct PlainSqrt {
   static void into(const float* v, float* r, int64_t n) {
     for (int64_t i = 0; i < n; ++i) r[i] = std::sqrt(v[i]);
+  }
+};
+
+// r_i = sqrt(v_i) a vector at a time (the instruction is correctly rounded, as std::sqrt).
+template <typename L>
+struct LaneSqrt {
+  static void into(const float* v, float* r, int64_t n) {
+    for (int64_t i = 0; i < n; i += L::kLanes) {
+      const typename L::Mask k = L::mask(n - i);
+      L::store(r + i, n - i, k, L::sqrt(L::load(v + i, n - i, k)));
+    }
   }
 };
 

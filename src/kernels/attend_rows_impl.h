@@ -1,11 +1,13 @@
-// Private to src/kernels: the one-query attention scores (include/attn/kernels/attend_rows.h)
-// written once over a lane type L, instantiated by avx2/attend_rows.cpp and avx512/attend_rows.cpp
-// with theirs. L has V (the vector), kLanes, kQWidth (columns of q kept in registers), zero(),
-// load(p, left) (0 past left), fma(a, b, c) and sum(v) (of the lanes).
+// Private to src/kernels: the one-query attention products (include/attn/kernels/attend_rows.h)
+// written once over a lane type L (simd_avx2.h, simd_avx512.h), instantiated by
+// avx2/attend_rows.cpp and avx512/attend_rows.cpp; Strided and Gathered also serve the generic
+// loops (attend_rows.cpp).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+
+#include "kernel_table.h"
 
 namespace attn::detail {
 
@@ -22,6 +24,10 @@ struct Gathered {
   [[gnu::always_inline]] const float* operator()(int64_t j) const { return rows[j]; }
 };
 
+// Columns of q kept in registers at a time: half the registers.
+template <typename L>
+constexpr int64_t kQWidth = L::kRegisters / 2 * L::kLanes;
+
 // s_j = scale (q . k_j) for N keys at once (key j at row(j0 + j)); q (width floats) is in `qv`,
 // L::kLanes a chunk.
 template <typename L, int N, typename Rows>
@@ -36,9 +42,9 @@ void scores_block(const typename L::V* qv, int64_t width, const Rows& row, int64
 
 template <typename L, typename Rows>
 void scores(const float* q, const Rows& keys, int64_t rows, int64_t dk, float scale, float* s) {
-  for (int64_t c0 = 0; c0 < dk; c0 += L::kQWidth) {
-    const int64_t width = std::min<int64_t>(L::kQWidth, dk - c0);
-    typename L::V qv[L::kQWidth / L::kLanes];
+  for (int64_t c0 = 0; c0 < dk; c0 += kQWidth<L>) {
+    const int64_t width = std::min<int64_t>(kQWidth<L>, dk - c0);
+    typename L::V qv[kQWidth<L> / L::kLanes];
     for (int64_t c = 0; L::kLanes * c < width; ++c) qv[c] = L::load(q + c0 + c * L::kLanes, width - L::kLanes * c);
     const auto k = [&](int64_t j) { return keys(j) + c0; };
     float part[4];
@@ -55,6 +61,57 @@ void scores(const float* q, const Rows& keys, int64_t rows, int64_t dk, float sc
         for (int64_t i = 0; i < n; ++i) s[j + i] += part[i];
     }
   }
+}
+
+// acc[c] += sum_j p_j v_j[c0 + L::kLanes c ...] over `chunks` chunks (the lanes of mask[c]);
+// Whole: all 8 chunks full, plain loads (a masked load runs at a fraction of the rate on some CPUs).
+template <typename L, bool Whole, typename Rows>
+void add_weighted_rows(const float* p, const Rows& values, int64_t rows, int64_t c0, int64_t chunks,
+                       const typename L::Mask* mask, typename L::V* acc) {
+  for (int64_t j = 0; j < rows; ++j) {
+    const typename L::V pj = L::set1(p[j]);
+    const float* vj = values(j) + c0;
+    for (int64_t c = 0; c < (Whole ? 8 : chunks); ++c)
+      acc[c] = L::fma(pj, Whole ? L::load(vj + c * L::kLanes) : L::load_masked(vj + c * L::kLanes, mask[c]), acc[c]);
+  }
+}
+
+// out = sum_j p_j v_j, 8 vectors of output columns in registers at a time.
+template <typename L, typename Rows>
+void weighted(const float* p, const Rows& values, int64_t rows, int64_t dk, float* out) {
+  constexpr int64_t kWidth = 8 * L::kLanes;
+  for (int64_t c0 = 0; c0 < dk; c0 += kWidth) {
+    const int64_t width = std::min<int64_t>(kWidth, dk - c0), chunks = (width + L::kLanes - 1) / L::kLanes;
+    typename L::V acc[8];
+    typename L::Mask mask[8];
+    for (int64_t c = 0; c < chunks; ++c) {
+      acc[c] = L::zero();
+      mask[c] = L::mask(width - L::kLanes * c);
+    }
+    if (width == kWidth)
+      add_weighted_rows<L, true>(p, values, rows, c0, chunks, mask, acc);
+    else
+      add_weighted_rows<L, false>(p, values, rows, c0, chunks, mask, acc);
+    for (int64_t c = 0; c < chunks; ++c)
+      L::store(out + c0 + c * L::kLanes, width - L::kLanes * c, mask[c], acc[c]);
+  }
+}
+
+// The four entries of the kernel table.
+template <typename L>
+void fill_attend_rows_with(KernelTable& t) {
+  t.scores_one_query = [](const float* q, const float* k, int64_t ld, int64_t rows, int64_t dk, float scale, float* s) {
+    scores<L>(q, Strided{k, ld}, rows, dk, scale, s);
+  };
+  t.weighted_rows = [](const float* p, const float* v, int64_t ld, int64_t rows, int64_t dk, float* out) {
+    weighted<L>(p, Strided{v, ld}, rows, dk, out);
+  };
+  t.scores_one_query_at = [](const float* q, const float* const* k, int64_t rows, int64_t dk, float scale, float* s) {
+    scores<L>(q, Gathered{k}, rows, dk, scale, s);
+  };
+  t.weighted_rows_at = [](const float* p, const float* const* v, int64_t rows, int64_t dk, float* out) {
+    weighted<L>(p, Gathered{v}, rows, dk, out);
+  };
 }
 
 }  // namespace attn::detail

@@ -12,6 +12,7 @@
 #include "attn/kernels/denormals.h"
 #include "attn/kernels/dispatch.h"
 #include "attn/kernels/gemm_few_rows.h"
+#include "attn/parallel.h"
 #include "gemm_backends.h"
 
 namespace attn {
@@ -215,12 +216,16 @@ void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t st
     for (int64_t i = 0; i < batch; ++i) gemm(item(i));
     return;
   }
+  RegionErrors errors;
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < batch; ++i) {
-    const GemmArgs gi = item(i);
-    if (g.k == 0) scale_c(gi);
-    else detail::gemm_onednn(gi);  // runs on one thread inside a parallel region
+    errors.guard([&] {
+      const GemmArgs gi = item(i);
+      if (g.k == 0) scale_c(gi);
+      else detail::gemm_onednn(gi);  // runs on one thread inside a parallel region
+    });
   }
+  errors.rethrow();
 }
 
 void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t stride_b,

@@ -1,8 +1,7 @@
 // Private to src/kernels: gemm_few_rows (include/attn/kernels/gemm_few_rows.h) written once over a
-// lane type L, instantiated by avx2/gemm_few_rows.cpp and avx512/gemm_few_rows.cpp with theirs:
-// tiles of up to 6 rows of A against NR rows of W, dot products in vector lanes, then their lane
-// sums. L has V, n (lanes), kRegisters, zero(), load(p), load_part(p, left) (0 past left),
-// fma(a, b, c) and sum8(v, out) (out[i] = the sum of v[i]'s lanes, i < 8).
+// lane type L (simd_avx2.h, simd_avx512.h), instantiated by avx2/gemm_few_rows.cpp and
+// avx512/gemm_few_rows.cpp: tiles of up to 6 rows of A against NR rows of W, dot products in
+// vector lanes, then their lane sums (L::sum8).
 #pragma once
 
 #include <immintrin.h>
@@ -46,7 +45,7 @@ template <typename L, int MB, int NR, bool Prefetch>
     #pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) acc[i][j] = L::zero();
   int64_t c = 0;
-  for (; c + L::n <= t.k; c += L::n) {
+  for (; c + L::kLanes <= t.k; c += L::kLanes) {
     V w[NR];
     #pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) w[j] = L::load(t.w + j * t.ldw + c);
@@ -64,9 +63,10 @@ template <typename L, int MB, int NR, bool Prefetch>
   }
   if (c < t.k) {  // the last k % lanes columns, zero past k in both operands
     const int64_t left = t.k - c;
+    const typename L::Mask m = L::mask(left);
     for (int j = 0; j < NR; ++j) {
-      const V w = L::load_part(t.w + j * t.ldw + c, left);
-      for (int i = 0; i < MB; ++i) acc[i][j] = L::fma(L::load_part(t.a + i * t.lda + c, left), w, acc[i][j]);
+      const V w = L::load_masked(t.w + j * t.ldw + c, m);
+      for (int i = 0; i < MB; ++i) acc[i][j] = L::fma(L::load_masked(t.a + i * t.lda + c, m), w, acc[i][j]);
     }
   }
   #pragma GCC unroll 8

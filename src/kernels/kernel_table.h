@@ -4,9 +4,15 @@
 // among threads where it does, and calls the entry of kernel_table(): the table of active_isa().
 // The entries of Isa I are filled by fill_<kernel><I>, defined in the kernel's translation unit for
 // that Isa: src/kernels/<kernel>.cpp for generic (the library's flags), src/kernels/avx2/<kernel>.cpp
-// and src/kernels/avx512/<kernel>.cpp (compiled with those instructions, CMakeLists.txt). Their
-// bodies are written once where the code allows: as templates over the lane type of
-// simd_avx2.h / simd_avx512.h, or plain loops templated on the Isa, in <kernel>_impl.h.
+// and src/kernels/avx512/<kernel>.cpp (compiled with those instructions, CMakeLists.txt). The
+// bodies are written once, in <kernel>_impl.h: templates over a small vector type (avx2::Lanes in
+// simd_avx2.h, avx512::Lanes in simd_avx512.h: one interface of loads, masked tails, fma,
+// reductions, int32 and u8 x s8 operations), or plain loops the compiler vectorises (Adam's),
+// templated on the Isa; the avx2/ and avx512/ units only instantiate them. What differs between
+// the two instruction sets is inside the vector type (mask registers, 2^n by vscalefps, vpdpbusd
+// with VNNI against vpmaddubsw + vpmaddwd, the transposes) or a constant of it (lanes,
+// registers: the tile shapes follow). One kernel has a single form: the fp32 panels
+// (avx2/gemm_panels.cpp; oneDNN runs those products on AVX-512 CPUs).
 //
 // Adding a kernel: its entries here, fill_<kernel> for each Isa (an entry left null means "not on
 // this Isa"; the public function says what happens then), a call in make_table (kernel_table.cpp),

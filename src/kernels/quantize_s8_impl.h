@@ -1,6 +1,7 @@
-// Private to src/kernels: the plain loop of the row quantization (quantize_s8.cpp), one source
-// compiled for each Isa that uses it (the generic and the AVX2 tables; template on the Isa so that
-// each unit has its own copy, kernel_table.h).
+// Private to src/kernels: the row quantization (quantize_s8.cpp) as a plain loop (the generic
+// table's) and written once over a lane type L (simd_avx2.h, simd_avx512.h: avx2/ and
+// avx512/quantize_s8.cpp); the same q and scales. Templates so that each unit has its own copy
+// (kernel_table.h).
 #pragma once
 
 #include <algorithm>
@@ -22,6 +23,21 @@ float quantize_row_loops(const float* x, int64_t cols, uint8_t* out, uint8_t fli
   const float inv = 1.0f / scale;
   for (int64_t j = 0; j < cols; ++j)
     out[j] = static_cast<uint8_t>(static_cast<int8_t>(std::nearbyint(x[j] * inv))) ^ flip;
+  return scale;
+}
+
+// quantize_row_loops a vector at a time: the max of |x| (NaN left out, as std::max(amax, NaN)
+// does), then q = round(x inv) in the rounding mode (half to even), saturated to s8 (|q| <= qmax
+// in any case).
+template <typename L>
+float quantize_row_lanes(const float* x, int64_t cols, uint8_t* out, uint8_t flip, float qmax) {
+  typename L::V vmax = L::zero();
+  for (int64_t c = 0; c < cols; c += L::kLanes) vmax = L::max(L::abs(L::load(x + c, cols - c)), vmax);
+  const float amax = L::largest(vmax);
+  const float scale = amax > 0.0f ? amax / qmax : 1.0f;
+  const typename L::V inv = L::set1(1.0f / scale);
+  for (int64_t c = 0; c < cols; c += L::kLanes)
+    L::store_s8(out + c, cols - c, L::to_int(L::mul(L::load(x + c, cols - c), inv)), flip);
   return scale;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attn/error.h"
+#include "attn/parallel.h"
 
 namespace attn::metrics::detail {
 
@@ -130,8 +131,9 @@ Stats corpus_stats(const char* who, const std::vector<std::string>& hyps,
           ref_streams[k].size(), " lines but there are ", hyps.size(), " hypotheses");
   Stats sum;
   const int64_t n_lines = static_cast<int64_t>(hyps.size());
+  RegionErrors errors;
 #pragma omp parallel
-  {
+  errors.guard([&] {
     Stats part;
     Scratch scratch;
     std::vector<std::string_view> refs(ref_streams.size());
@@ -142,7 +144,8 @@ Stats corpus_stats(const char* who, const std::vector<std::string>& hyps,
     }
 #pragma omp critical
     sum += part;
-  }
+  });
+  errors.rethrow();
   return sum;
 }
 

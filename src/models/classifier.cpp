@@ -89,17 +89,21 @@ Var merge_heads(const Var& x, bool seed_split) {
 }
 
 // MultiHead(x, x, x) with no dropout on the attention weights (the seed has none).
-Var attention(const MultiHeadAttention& a, const Var& x, const AttentionMask& mask, bool seed_split) {
+// weights, if given, receives the attention weights [batch, heads, len, len].
+Var attention(const MultiHeadAttention& a, const Var& x, const AttentionMask& mask, bool seed_split,
+              Tensor* weights) {
   int64_t d = x.size(2);
+  AttentionOptions o;
+  o.weights = weights;
   // [Q K V] = x [W^Q; W^K; W^V]^T + b                         [batch, len, 3 d_model]
   Var qkv = linear(x, a.W_in, a.b_in, a.in_form);
   if (!seed_split)  // each head read in place from [Q K V], Concat(head_1, ..., head_h) W^O
-    return forward(a.out, packed_attention({qkv, 0, d}, {qkv, d, d}, {qkv, 2 * d, d}, a.heads, mask));
+    return forward(a.out, packed_attention({qkv, 0, d}, {qkv, d, d}, {qkv, 2 * d, d}, a.heads, mask, o));
   std::vector<Var> p = split(qkv, {d, d, d}, 2);
   // head_i = softmax(Q_i K_i^T / sqrt(d_k)) V_i                 [batch, heads, len, d_k]
   Var heads = scaled_dot_product_attention(split_heads(p[0], a.heads, seed_split),
                                            split_heads(p[1], a.heads, seed_split),
-                                           split_heads(p[2], a.heads, seed_split), mask);
+                                           split_heads(p[2], a.heads, seed_split), mask, o);
   // Concat(head_1, ..., head_h) W^O                            [batch, len, d_model]
   return forward(a.out, merge_heads(heads, seed_split));
 }
@@ -209,6 +213,7 @@ Classifier classifier_from_tensors(const ClassifierConfig& c, std::map<std::stri
       fail(source, ": tensor '", s.key,
            "' is ", dtype_name(it->second.dtype()), " ", shape_str(it->second.shape()), ", expected F32 ",
            shape_str(s.shape));
+    check_finite(it->second, s.key, source);
     named[s.key] = Var(adopt_or_copy(std::move(it->second)), true);  // owned: training updates it
   }
   check(named.size() == tensors.size(), source, ": holds ", tensors.size(), " tensors, the classifier has ",
@@ -216,7 +221,7 @@ Classifier classifier_from_tensors(const ClassifierConfig& c, std::map<std::stri
   return assemble(c, std::move(named));
 }
 
-Var classifier_logits(const Classifier& m, const Tensor& ids, const Context& ctx) {
+Var classifier_logits(const Classifier& m, const Tensor& ids, const Context& ctx, AttentionMaps* maps) {
   const ClassifierConfig& c = m.config;
   if (!(ids.dim() == 2 && ids.size(1) == c.pad_size && ids.dtype() == DType::i32))
     fail("classifier: ids must be I32 [batch, ",
@@ -229,7 +234,8 @@ Var classifier_logits(const Classifier& m, const Tensor& ids, const Context& ctx
   bool seed_split = c.head_split == HeadSplit::seed;
   for (const EncoderLayer& l : m.layers) {
     // x = LN(x + Dropout(MultiHead(x, x, x)))
-    x = add_layer_norm(x, apply_dropout(attention(l.self_attn, x, mask, seed_split), ctx), l.norm1.gamma,
+    Tensor* weights = maps ? &maps->encoder_self.emplace_back() : nullptr;
+    x = add_layer_norm(x, apply_dropout(attention(l.self_attn, x, mask, seed_split, weights), ctx), l.norm1.gamma,
                        l.norm1.beta);
     // x = LN(x + Dropout(max(0, x W_1 + b_1) W_2 + b_2))
     Var h = forward(l.ff.linear2, linear_relu(x, l.ff.linear1.W, l.ff.linear1.b, l.ff.linear1.form));

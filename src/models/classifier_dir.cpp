@@ -32,7 +32,8 @@ ClassifierModel load_classifier(const std::string& dir) {
   check(j.is_object(), path, ": must be a JSON object");
   const std::string task = j.contains("task") && j["task"].is_string() ? j["task"].get<std::string>() : "";
   check(task == "classification", path, ": not a classifier (task is '", task, "')");
-  check(j.contains("model") && j["model"].is_object(), path, ": no \"model\" object (the classifier's settings)");
+  check(j.contains("model") && j["model"].is_object(), path,
+        ": no \"model\" entry (the classifier's configuration, an object)");
   ClassifierModel m;
   try {
     m.labels = j.at("labels").get<std::vector<std::string>>();
@@ -40,7 +41,7 @@ ClassifierModel load_classifier(const std::string& dir) {
   } catch (const nlohmann::json::exception& e) {
     fail(path, ": ", e.what());
   }
-  ClassifierConfig c = classifier_config_from_json(j.at("model"), path);
+  ClassifierConfig c = classifier_config_from_json(j["model"], path);
   check(c.classes == static_cast<int64_t>(m.labels.size()), path, ": ", c.classes, " classes but ",
         m.labels.size(), " labels");
   check(c.vocab == m.vocab.size(), path, ": vocab ", c.vocab, " but vocab.txt holds ", m.vocab.size(), " tokens");

@@ -1,5 +1,6 @@
 #include "attn/models/named_tensors.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "attn/error.h"
@@ -20,6 +21,13 @@ Tensor adopt_or_copy(Tensor&& t) {
   return sole ? std::move(t) : t.clone();
 }
 
+void check_finite(const Tensor& t, const std::string& key, const std::string& source) {
+  const int64_t i = first_non_finite(t);
+  if (i >= 0)
+    fail(source, ": tensor '", key, "' holds ", t.contiguous().data<float>()[i], " at flat index ", i,
+         " (a diverged or corrupt model: every weight must be finite)");
+}
+
 void load_named_tensors(const std::vector<TensorSpec>& specs,
                         const std::vector<std::pair<std::string, std::string>>& aliases,
                         std::map<std::string, Tensor>&& tensors, const std::string& source,
@@ -34,6 +42,7 @@ void load_named_tensors(const std::vector<TensorSpec>& specs,
     if (!(t.shape() == s.shape))
       fail(source, ": tensor '", s.key, "' has shape ", shape_str(t.shape()),
            ", the config needs ", shape_str(s.shape));
+    check_finite(t, s.key, source);
     named[s.key] = Var(adopt_or_copy(std::move(t)), true);  // owned: training updates it in place
     used[s.key] = true;
   }

@@ -69,6 +69,12 @@ Var encoder_stack(const Transformer& m, Var x, const Context& ctx, Attend attend
   return forward(m.encoder_norm, x);
 }
 
+// The slot for the next layer's weights in `stack`, or null when none are asked for.
+Tensor* next_map(AttentionMaps* maps, std::vector<Tensor> AttentionMaps::*stack) {
+  if (!maps) return nullptr;
+  return &(maps->*stack).emplace_back();
+}
+
 }  // namespace
 
 void prepare(Transformer& m, Precision p, Use use) {
@@ -84,11 +90,11 @@ void prepare(Transformer& m, Precision p, Use use) {
   prepare(m.generator, p, use);
 }
 
-Var encode(const Transformer& m, const Tensor& src, const Context& ctx) {
+Var encode(const Transformer& m, const Tensor& src, const Context& ctx, AttentionMaps* maps) {
   AttentionMask mask{padding_mask(src, m.config.pad_id), false};
   return encoder_stack(m, embed(m, m.src_embed, src, 0, ctx), ctx,
                        [&](const MultiHeadAttention& a, const Var& h, const Context& c) {
-                         return self_attention(a, h, mask, c);
+                         return self_attention(a, h, mask, c, next_map(maps, &AttentionMaps::encoder_self));
                        });
 }
 
@@ -107,15 +113,19 @@ Tensor encode_real_positions(const Transformer& m, const Tensor& src) {
 }
 
 Var decode(const Transformer& m, const Tensor& tgt_in, const Var& memory, const Tensor& src_pad,
-           const Context& ctx) {
+           const Context& ctx, AttentionMaps* maps) {
   Var y = embed(m, m.tgt_embed, tgt_in, 0, ctx);
   AttentionMask causal{Tensor(), true}, cross{src_pad, false};
   for (const DecoderLayer& l : m.decoder) {
     // y = LN(y + MaskedMultiHead(y, y, y))
-    y = sublayer(m, y, l.norm1, ctx, [&](const Var& h, const Context& c) { return self_attention(l.self_attn, h, causal, c); });
+    y = sublayer(m, y, l.norm1, ctx, [&](const Var& h, const Context& c) {
+      return self_attention(l.self_attn, h, causal, c, next_map(maps, &AttentionMaps::decoder_self));
+    });
     // y = LN(y + MultiHead(y, memory, memory))
     y = sublayer(m, y, l.norm2, ctx,
-                 [&](const Var& h, const Context& c) { return cross_attention(l.multihead_attn, h, memory, cross, c); });
+                 [&](const Var& h, const Context& c) {
+                   return cross_attention(l.multihead_attn, h, memory, cross, c, next_map(maps, &AttentionMaps::cross));
+                 });
     // y = LN(y + FFN(y))
     y = sublayer(m, y, l.norm3, ctx, [&](const Var& h, const Context& c) { return forward(l.ff, h, c); });
   }

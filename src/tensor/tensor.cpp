@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -458,6 +459,15 @@ std::vector<float> Tensor::to_vector() const {
   Tensor c = contiguous();
   const float* p = c.data<float>();
   return std::vector<float>(p, p + numel());
+}
+
+int64_t first_non_finite(const Tensor& t) {
+  check(t.dtype() == DType::f32, "first_non_finite: expected F32, got ", dtype_name(t.dtype()));
+  Tensor c = t.contiguous();
+  const float* x = c.data<float>();
+  for (int64_t i = 0; i < c.numel(); ++i)
+    if (!std::isfinite(x[i])) return i;
+  return -1;
 }
 
 }  // namespace attn

@@ -195,6 +195,14 @@ TEST(Search, RejectsBadOptions) {
   o.max_len = static_cast<int>(m.config.max_len) + 1;
   EXPECT_THROW(search(m, {{5, 6, 2}}, o), Error);
   EXPECT_THROW(search(m, {{}}, SearchOptions()), Error);
+  o = SearchOptions();
+  o.beam = static_cast<int>(m.config.tgt_vocab) + 1;  // more hypotheses than tokens to extend them with
+  try {
+    search(m, {{5, 6, 2}}, o);
+    ADD_FAILURE() << "a beam wider than the vocabulary was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("vocabulary"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

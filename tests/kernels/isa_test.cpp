@@ -217,21 +217,33 @@ TEST(Isa, PanelsMatchGemmSmall) {
 }
 
 TEST(Isa, QuantizeIsBitIdentical) {
-  const int64_t rows = 5, cols = 77;
-  const std::vector<float> x = uniform(rows * cols, 12, -3, 3);
-  auto run = [&] {
-    std::vector<int8_t> q(rows * cols);
-    std::vector<float> scales(rows);
-    quantize_rows_s8(x.data(), rows, cols, cols, q.data(), scales.data(), 127);
-    std::vector<float> out(scales);
-    for (int8_t v : q) out.push_back(v);
-    std::vector<uint8_t> u(rows * 80);
-    quantize_rows_u8(x.data(), rows, cols, cols, u.data(), 80, scales.data());
-    for (uint8_t v : u) out.push_back(v);
-    return out;
-  };
-  const std::vector<float> want = with_isa(Isa::generic, run);
-  for (Isa isa : isas_here()) EXPECT_EQ(with_isa(isa, run), want) << isa_name(isa);
+  // rows whole and partial vectors of 8 and 16 lanes; row 1 all zeros (scale 1), row 2 halves
+  // (x.5 rounds to even)
+  for (int64_t cols : {1, 8, 15, 16, 77}) {
+    const int64_t rows = 5, ldu = (cols + 3) / 4 * 4;
+    std::vector<float> x = uniform(rows * cols, 12 + cols, -3, 3);
+    for (int64_t j = 0; j < cols; ++j) {
+      x[cols + j] = 0.0f;
+      x[2 * cols + j] = static_cast<float>(j % 7) - 2.5f;
+    }
+    x[2 * cols] = 63.0f;  // the row's max: scale 1 with qmax 63, so q = x exactly (halves to even)
+    auto run = [&] {
+      std::vector<int8_t> q(rows * cols);
+      std::vector<float> scales(rows);
+      quantize_rows_s8(x.data(), rows, cols, cols, q.data(), scales.data(), 127);
+      std::vector<float> out(scales);
+      for (int8_t v : q) out.push_back(v);
+      quantize_rows_s8(x.data(), rows, cols, cols, q.data(), scales.data(), 63);
+      out.insert(out.end(), scales.begin(), scales.end());
+      for (int8_t v : q) out.push_back(v);
+      std::vector<uint8_t> u(rows * ldu);
+      quantize_rows_u8(x.data(), rows, cols, cols, u.data(), ldu, scales.data());
+      for (uint8_t v : u) out.push_back(v);
+      return out;
+    };
+    const std::vector<float> want = with_isa(Isa::generic, run);
+    for (Isa isa : isas_here()) EXPECT_EQ(with_isa(isa, run), want) << isa_name(isa) << " cols " << cols;
+  }
 }
 
 TEST(Isa, DropoutIsBitIdentical) {

@@ -2,6 +2,7 @@
 // malformed directories failing with messages that name the file and the tensor.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -71,6 +72,25 @@ TEST(ModelDir, ParametersAdoptedOnlyFromMapsNobodyElseHolds) {
   Tensor alone = Tensor::zeros({4, 6});
   const void* alone_data = alone.raw_data();
   EXPECT_EQ(adopt_or_copy(std::move(alone)).raw_data(), alone_data);
+}
+
+// A NaN or an infinity in any weight (a diverged run, a corrupt file) is refused at load, naming
+// the tensor: such a model translates every sentence to nothing.
+TEST(ModelDir, NonFiniteWeightsAreRefused) {
+  const std::string weights = kRef + "pre_unshared_l1_h1/weights.npz";
+  const TransformerConfig c = import_torch(kRef + "pre_unshared_l1_h1").config;
+  for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    std::map<std::string, Tensor> t = io::load_npz(weights);
+    t.at("transformer.decoder.layers.0.linear1.weight").data<float>()[3] = bad;
+    try {
+      transformer_from_tensors(c, std::move(t), weights);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("transformer.decoder.layers.0.linear1.weight"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("index 3"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(first_non_finite(Tensor::zeros({3})), -1);
 }
 
 TEST(ModelDir, SafetensorsHoldsTiedWeightsOnce) {

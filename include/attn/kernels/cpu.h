@@ -1,9 +1,10 @@
 // The CPU attn runs on, and the instruction set its hand-written kernels use there.
 //
 // Each SIMD kernel (vexp, attend_rows, gemm_small, gemm_few_rows, gemm_panels, gemm_s8_gemv,
-// quantize_s8, dropout_bits, adam_update) is compiled once per Isa from one source, the AVX2 and
-// AVX-512 forms in translation units of their own built with those instructions enabled
-// (src/kernels/avx2/, src/kernels/avx512/), whatever the flags of the rest of the library. The
+// quantize_s8, dropout_bits, adam_update) is written once, over a small vector type whose AVX2 and
+// AVX-512 forms have the same members, and compiled once per Isa in translation units of their
+// own built with those instructions enabled (src/kernels/avx2/, src/kernels/avx512/), whatever
+// the flags of the rest of the library. The
 // form that runs is chosen once, at start-up, from cpuid: the best the CPU and the OS support. So a
 // portable build (-march=x86-64-v2, what a package ships) runs the AVX2 kernels on an AVX2 CPU and
 // the AVX-512 ones on an AVX-512 CPU, and a native build goes through the same choice.

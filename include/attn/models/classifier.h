@@ -23,6 +23,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "attn/models/attention_maps.h"
 #include "attn/models/transformer.h"
 
 namespace attn {
@@ -75,8 +76,10 @@ Classifier make_classifier(const ClassifierConfig& c, uint64_t seed);
 Classifier classifier_from_tensors(const ClassifierConfig& c, std::map<std::string, Tensor> tensors,
                                    const std::string& source);
 
-// ids [batch, pad_size] (i32, <PAD> = 0) -> logits [batch, classes].
-Var classifier_logits(const Classifier& m, const Tensor& ids, const Context& ctx);
+// ids [batch, pad_size] (i32, <PAD> = 0) -> logits [batch, classes]. maps, if given, receives each
+// layer's self-attention weights (maps->encoder_self; with head_split "seed" a "head" attends over
+// rows of a reshaped memory, not over positions).
+Var classifier_logits(const Classifier& m, const Tensor& ids, const Context& ctx, AttentionMaps* maps = nullptr);
 
 // Fixes how m's products run: precision p, for training or (frozen weights) inference. A model is
 // built or loaded in fp32 for training; inference prepares it once after loading.

@@ -34,6 +34,9 @@ void load_named_tensors(const std::vector<TensorSpec>& specs,
                         std::map<std::string, Tensor>&& tensors, const std::string& source,
                         std::map<std::string, Var>& named);
 
+// Fails naming source, key and the first index when the f32 tensor t holds a NaN or an infinity.
+void check_finite(const Tensor& t, const std::string& key, const std::string& source);
+
 // `t` itself if nothing else holds its storage and the storage is attn's own and exactly t's
 // (then the caller's handle is the only one), else a dense copy: a parameter to own.
 Tensor adopt_or_copy(Tensor&& t);

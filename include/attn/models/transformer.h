@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/models/attention_maps.h"
 #include "attn/models/transformer_config.h"
 #include "attn/nn/feed_forward.h"
 #include "attn/nn/multi_head_attention.h"
@@ -70,15 +71,17 @@ void prepare(Transformer& m, Precision p, Use use);
 // The padding mask of a batch of ids: [batch, len] I32, 1 where ids == pad_id.
 Tensor padding_mask(const Tensor& ids, int32_t pad_id);
 
-// src [batch, src_len] ids -> memory [batch, src_len, d_model].
-Var encode(const Transformer& m, const Tensor& src, const Context& ctx);
+// src [batch, src_len] ids -> memory [batch, src_len, d_model]. maps, if given, receives each
+// layer's self-attention weights (maps->encoder_self).
+Var encode(const Transformer& m, const Tensor& src, const Context& ctx, AttentionMaps* maps = nullptr);
 // Inference: encode() with every position-wise layer over the real positions only (the padding
 // skipped, include/attn/ops/padding.h). Equal to encode() at the real positions, 0 at the padding,
 // which the decoder's attention never reads.
 Tensor encode_real_positions(const Transformer& m, const Tensor& src);
-// tgt_in [batch, tgt_len] ids (bos first) -> logits [batch, tgt_len, tgt_vocab].
+// tgt_in [batch, tgt_len] ids (bos first) -> logits [batch, tgt_len, tgt_vocab]. maps, if given,
+// receives each layer's masked self-attention and encoder-decoder attention weights.
 Var decode(const Transformer& m, const Tensor& tgt_in, const Var& memory, const Tensor& src_pad,
-           const Context& ctx);
+           const Context& ctx, AttentionMaps* maps = nullptr);
 
 // Incremental decoding (inference only). The encoder-decoder keys and values are computed once
 // per sentence; each decoder layer caches its self-attention keys and values.

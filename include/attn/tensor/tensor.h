@@ -109,4 +109,7 @@ class Tensor {
 
 Shape contiguous_strides(const Shape& shape);
 
+// The flat index of the first NaN or infinity of an f32 tensor, or -1 when every value is finite.
+int64_t first_non_finite(const Tensor& t);
+
 }  // namespace attn

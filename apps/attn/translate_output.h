@@ -1,0 +1,35 @@
+// What attn translate prints for each input line: the translation as text, Moses n-best lines,
+// Marian-style word alignments ("translation ||| 0-0 1-2 2-1"), or one JSON object a line.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/data/tokenizer.h"
+#include "attn/decode/search.h"
+#include "attn/models/seq2seq.h"
+
+namespace attn::cli {
+
+struct OutputOptions {
+  bool jsonl = false;          // --output-format jsonl
+  bool n_best = false;         // --n-best given: every hypothesis, not only the best
+  std::string alignment;       // "" (none), "hard" or "soft"
+  int alignment_layer = 0;     // 1-based; 0: the second-to-last
+  bool alignment_words = false;  // over whitespace words instead of SentencePiece pieces
+};
+
+// The tokenizer is null in --ids mode (ids in, ids out). source: the encoder's ids of the line
+// (eos included in text mode); empty for an empty line.
+struct LineOutput {
+  const Seq2Seq* model = nullptr;
+  const data::Tokenizer* tokenizer = nullptr;
+  OutputOptions options;
+};
+
+// The output of line `number` (1-based), one line (or n lines for text n-best), newline-ended.
+std::string format_line(const LineOutput& out, int64_t number, const std::vector<int32_t>& source,
+                        const std::vector<Hypothesis>& hyps);
+
+}  // namespace attn::cli
