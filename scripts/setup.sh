@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything attn needs from Debian packages and builds it (Release, tuned for this CPU).
-# Idempotent and non-interactive. Usage: scripts/setup.sh [--portable] [--debug] [--bench]
+# Idempotent and non-interactive. Usage: scripts/setup.sh [--portable] [--debug] [--bench] [--sanitize]
+# --sanitize also installs clang with its sanitizer, libFuzzer and OpenMP run-times, for
+# scripts/sanitize.sh and scripts/fuzz.sh (which it then runs: the unit suite under ASan and UBSan).
 # --bench also installs what bench/compare.py runs beside attn: Debian's python3-torch and
 # python3-numpy, and CTranslate2 from PyPI in a venv (ATTN_CT2_VENV, default /work/venv-ct2).
 set -euo pipefail
@@ -9,9 +11,13 @@ cd "$(dirname "$0")/.."
 packages=(g++ cmake make pkg-config libopenblas-dev libdnnl-dev libsentencepiece-dev
           libgtest-dev zlib1g-dev nlohmann-json3-dev libyaml-dev libcli11-dev
           chromium fonts-dejavu-core python3)  # chromium: the attend page's browser test
-bench=0
-for a in "$@"; do [ "$a" = --bench ] && bench=1; done
+bench=0; sanitize=0
+for a in "$@"; do
+  [ "$a" = --bench ] && bench=1
+  [ "$a" = --sanitize ] && sanitize=1
+done
 [ $bench = 1 ] && packages+=(python3-torch python3-numpy python3-venv python3-pip)
+[ $sanitize = 1 ] && packages+=(clang libclang-rt-14-dev libomp-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -28,7 +34,7 @@ for a in "$@"; do
   case "$a" in
     --portable) portable=ON ;;
     --debug) build_type=Debug ;;
-    --bench) ;;
+    --bench|--sanitize) ;;
     *) echo "setup: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -43,4 +49,7 @@ if [ $bench = 1 ]; then
     "$venv/bin/pip" install -q ctranslate2 sacrebleu
   fi
   echo "setup: bench ready (python3-torch; CTranslate2 $("$venv/bin/python" -c 'import ctranslate2; print(ctranslate2.__version__)') in $venv)" >&2
+fi
+if [ $sanitize = 1 ]; then
+  scripts/sanitize.sh
 fi

@@ -109,9 +109,24 @@ Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
+namespace {
+
+// SentencePiece reports most bad models through its status, but some (a piece of zero length,
+// found by fuzzing) throw from inside its trie builder; both become attn's error naming `what`.
+template <typename Load>
+sentencepiece::util::Status load_model(Load load, const std::string& what) {
+  try {
+    return load();
+  } catch (const std::exception& e) {
+    fail("tokenizer: cannot load SentencePiece model ", what, ": ", e.what());
+  }
+}
+
+}  // namespace
+
 Tokenizer Tokenizer::load(const std::string& path) {
   auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
-  auto status = sp->Load(path);
+  auto status = load_model([&] { return sp->Load(path); }, path);
   check(status.ok(), "tokenizer: cannot load SentencePiece model ", path, ": ", status.ToString());
   check_specials(*sp, path);
   return Tokenizer(std::move(sp), path);
@@ -119,7 +134,7 @@ Tokenizer Tokenizer::load(const std::string& path) {
 
 Tokenizer Tokenizer::from_serialized(const std::string& bytes, const std::string& name) {
   auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
-  auto status = sp->LoadFromSerializedProto(bytes);
+  auto status = load_model([&] { return sp->LoadFromSerializedProto(bytes); }, "from " + name);
   check(status.ok(), "tokenizer: cannot load SentencePiece model from ", name, ": ",
         status.ToString());
   check_specials(*sp, name);

@@ -9,6 +9,8 @@
 
 #include "attn/error.h"
 #include "attn/io/atomic_file.h"
+#include "attn/io/crc32.h"
+#include "attn/io/json.h"
 #include "attn/io/mapped_file.h"
 
 namespace attn::io {
@@ -18,6 +20,30 @@ static_assert(std::endian::native == std::endian::little, "safetensors I/O assum
 namespace {
 
 using json = nlohmann::json;
+
+// The __metadata__ key of the data buffer's CRC-32, 8 lowercase hex digits.
+constexpr const char* kChecksumKey = "crc32";
+
+std::string hex8(uint32_t v) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s(8, '0');
+  for (int i = 7; i >= 0; --i, v >>= 4) s[i] = digits[v & 15];
+  return s;
+}
+
+// A file that carries a checksum must match it: a flipped bit in the weights would otherwise load
+// as a slightly different model. Files without one (older attn, other writers) are not checked.
+void verify_checksum(const std::string& path, const std::map<std::string, std::string>& metadata,
+                     std::string_view data) {
+  auto it = metadata.find(kChecksumKey);
+  if (it == metadata.end()) return;
+  const std::string& stored = it->second;
+  check(stored.size() == 8 && stored.find_first_not_of("0123456789abcdef") == std::string::npos, "safetensors ",
+        path, ": __metadata__ ", kChecksumKey, " '", stored, "' is not 8 lowercase hex digits");
+  std::string actual = hex8(crc32_of(data));
+  check(actual == stored, "safetensors ", path, ": the data does not match its checksum (", kChecksumKey,
+        " stored ", stored, ", computed ", actual, "): the file is corrupt");
+}
 
 // One tensor's header entry, checked against the data buffer.
 struct Entry {
@@ -102,14 +128,15 @@ void check_coverage(const std::string& path, std::vector<Entry> entries, uint64_
         ") at the end of the data buffer belong to no tensor");
 }
 
-void read_metadata(const std::string& path, const json& j,
-                   std::map<std::string, std::string>* metadata) {
+std::map<std::string, std::string> read_metadata(const std::string& path, const json& j) {
   check(j.is_object(), "safetensors ", path, ": __metadata__ is not an object: ", j.dump());
+  std::map<std::string, std::string> out;
   for (const auto& [k, v] : j.items()) {
     check(v.is_string(), "safetensors ", path, ": __metadata__ value of '", k,
           "' is not a string: ", v.dump());
-    if (metadata) (*metadata)[k] = v.get<std::string>();
+    out[k] = v.get<std::string>();
   }
+  return out;
 }
 
 json parse_header(const std::string& path, const MappedFile& file, uint64_t& header_len) {
@@ -118,13 +145,9 @@ json parse_header(const std::string& path, const MappedFile& file, uint64_t& hea
   header_len = read_u64_le(file.data);
   check(header_len <= file.size - 8, "safetensors ", path, ": header length ", header_len,
         " goes beyond the end of the file (", file.size, " bytes)");
-  try {
-    json header = json::parse(file.data + 8, file.data + 8 + header_len);
-    check(header.is_object(), "safetensors ", path, ": header is not a JSON object");
-    return header;
-  } catch (const json::exception& e) {
-    fail("safetensors ", path, ": header is not valid JSON: ", e.what());
-  }
+  json header = parse_json(std::string_view(file.data + 8, header_len), "safetensors " + path + ": header");
+  check(header.is_object(), "safetensors ", path, ": header is not a JSON object");
+  return header;
 }
 
 // A tensor over the mapping; copied only if the mapping's address is not aligned for the dtype.
@@ -145,14 +168,18 @@ std::map<std::string, Tensor> tensors_of(const std::shared_ptr<MappedFile>& file
   uint64_t data_start = 8 + header_len, data_size = file->size - data_start;
 
   std::vector<Entry> entries;
+  std::map<std::string, std::string> meta;
   for (const auto& [name, value] : header.items()) {
     if (name == "__metadata__") {
-      read_metadata(path, value, metadata);
+      meta = read_metadata(path, value);
     } else {
       entries.push_back(parse_entry(path, name, value, data_size));
     }
   }
   check_coverage(path, entries, data_size);
+  verify_checksum(path, meta, std::string_view(file->data + data_start, data_size));
+  meta.erase(kChecksumKey);  // a property of this file, checked; a copy written gets its own
+  if (metadata) *metadata = std::move(meta);
 
   std::map<std::string, Tensor> out;
   for (const Entry& e : entries) out[e.name] = borrow_tensor(file, e, data_start);
@@ -180,8 +207,12 @@ std::map<std::string, Tensor> load_safetensors_copied(const std::string& path) {
 
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,
                       const std::map<std::string, std::string>& metadata) {
+  check(!metadata.count(kChecksumKey), "save_safetensors ", path, ": __metadata__ key '", kChecksumKey,
+        "' is reserved (attn writes the data's checksum there)");
   json header = json::object();
   uint64_t offset = 0;
+  uint32_t crc = 0;
+  std::vector<Tensor> dense;  // in name order, as written
   for (const auto& [name, t] : tensors) {
     check(name != "__metadata__", "save_safetensors ", path,
           ": a tensor may not be named __metadata__");
@@ -190,8 +221,14 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
                     {"shape", t.shape()},
                     {"data_offsets", {offset, offset + t.nbytes()}}};
     offset += t.nbytes();
+    dense.push_back(t.contiguous());
+    if (dense.back().nbytes() > 0)
+      crc = crc32_of({static_cast<const char*>(dense.back().raw_data()), static_cast<size_t>(dense.back().nbytes())},
+                     crc);
   }
-  if (!metadata.empty()) header["__metadata__"] = metadata;
+  json meta = metadata;
+  meta[kChecksumKey] = hex8(crc);
+  header["__metadata__"] = meta;
 
   std::string text = header.dump();
   // Pad with spaces so that 8 + N is a multiple of 64 (hence of 8, as the format asks).
@@ -202,10 +239,8 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
   bytes.reserve(8 + n + offset);
   bytes.append(reinterpret_cast<const char*>(&n), 8);
   bytes += text;
-  for (const auto& [name, t] : tensors) {
-    Tensor dense = t.contiguous();
-    if (dense.nbytes() > 0) bytes.append(static_cast<const char*>(dense.raw_data()), dense.nbytes());
-  }
+  for (const Tensor& t : dense)
+    if (t.nbytes() > 0) bytes.append(static_cast<const char*>(t.raw_data()), t.nbytes());
   write_file_atomic(path, bytes);
 }
 

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "attn/error.h"
+#include "attn/io/json.h"
 
 namespace attn::io {
 namespace {
@@ -28,45 +29,55 @@ nlohmann::json scalar_value(const yaml_event_t& e) {
   return s;
 }
 
+// One libyaml event, deleted when it goes out of scope (also when an error is thrown).
+struct Event {
+  yaml_event_t e{};
+  Event() = default;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event() { yaml_event_delete(&e); }
+  size_t line() const { return e.start_mark.line + 1; }
+};
+
 struct Parser {
   yaml_parser_t p;
   std::string source;
 
-  yaml_event_t next() {
-    yaml_event_t e;
-    if (!yaml_parser_parse(&p, &e))
+  std::unique_ptr<Event> next() {
+    auto ev = std::make_unique<Event>();
+    if (!yaml_parser_parse(&p, &ev->e))
       fail(source, ":", p.problem_mark.line + 1, ":", p.problem_mark.column + 1, ": YAML error: ",
            p.problem ? p.problem : "unknown");
-    return e;
+    return ev;
   }
 
-  // Parses the node that starts with event `e` (which it deletes).
-  nlohmann::json node(yaml_event_t e) {
-    nlohmann::json out;
+  // Parses the node that starts with `ev`; `depth` collections enclose it. The recursion is
+  // bounded: a file nested deeper than kMaxNesting is refused.
+  nlohmann::json node(const Event& ev, int depth = 0) {
+    const yaml_event_t& e = ev.e;
+    if (e.type == YAML_SEQUENCE_START_EVENT || e.type == YAML_MAPPING_START_EVENT)
+      check(depth < kMaxNesting, source, ":", ev.line(), ": nested more than ", kMaxNesting,
+            " levels deep (attn reads at most ", kMaxNesting, ")");
     switch (e.type) {
-      case YAML_SCALAR_EVENT: out = scalar_value(e); break;
+      case YAML_SCALAR_EVENT: return scalar_value(e);
       case YAML_SEQUENCE_START_EVENT: {
-        out = nlohmann::json::array();
-        for (yaml_event_t c = next(); c.type != YAML_SEQUENCE_END_EVENT; c = next()) out.push_back(node(c));
-        break;
+        nlohmann::json out = nlohmann::json::array();
+        for (auto c = next(); c->e.type != YAML_SEQUENCE_END_EVENT; c = next()) out.push_back(node(*c, depth + 1));
+        return out;
       }
       case YAML_MAPPING_START_EVENT: {
-        out = nlohmann::json::object();
-        for (yaml_event_t k = next(); k.type != YAML_MAPPING_END_EVENT; k = next()) {
-          size_t line = k.start_mark.line + 1;
-          check(k.type == YAML_SCALAR_EVENT, source, ":", line, ": mapping keys must be plain names");
-          std::string key(reinterpret_cast<const char*>(k.data.scalar.value), k.data.scalar.length);
-          yaml_event_delete(&k);
-          check(!out.contains(key), source, ":", line, ": key '", key, "' appears twice");
-          out[key] = node(next());
+        nlohmann::json out = nlohmann::json::object();
+        for (auto k = next(); k->e.type != YAML_MAPPING_END_EVENT; k = next()) {
+          check(k->e.type == YAML_SCALAR_EVENT, source, ":", k->line(), ": mapping keys must be plain names");
+          std::string key(reinterpret_cast<const char*>(k->e.data.scalar.value), k->e.data.scalar.length);
+          check(!out.contains(key), source, ":", k->line(), ": key '", key, "' appears twice");
+          out[key] = node(*next(), depth + 1);
         }
-        break;
+        return out;
       }
-      case YAML_ALIAS_EVENT: fail(source, ":", e.start_mark.line + 1, ": YAML aliases are not supported");
+      case YAML_ALIAS_EVENT: fail(source, ":", ev.line(), ": YAML aliases are not supported");
       default: fail(source, ": unexpected YAML structure");
     }
-    yaml_event_delete(&e);
-    return out;
   }
 };
 
@@ -79,18 +90,10 @@ nlohmann::json parse_yaml(const std::string& text, const std::string& source) {
   std::unique_ptr<yaml_parser_t, void (*)(yaml_parser_t*)> guard(&ps.p, yaml_parser_delete);
   yaml_parser_set_input_string(&ps.p, reinterpret_cast<const unsigned char*>(text.data()), text.size());
   nlohmann::json doc = nlohmann::json::object();
-  for (yaml_event_t e = ps.next(); e.type != YAML_STREAM_END_EVENT; e = ps.next()) {
-    if (e.type == YAML_DOCUMENT_START_EVENT) {
-      yaml_event_delete(&e);
-      yaml_event_t body = ps.next();
-      if (body.type == YAML_DOCUMENT_END_EVENT) {
-        yaml_event_delete(&body);
-        continue;
-      }
-      doc = ps.node(body);
-      continue;
-    }
-    yaml_event_delete(&e);
+  for (auto e = ps.next(); e->e.type != YAML_STREAM_END_EVENT; e = ps.next()) {
+    if (e->e.type != YAML_DOCUMENT_START_EVENT) continue;
+    auto body = ps.next();
+    if (body->e.type != YAML_DOCUMENT_END_EVENT) doc = ps.node(*body);
   }
   return doc;
 }

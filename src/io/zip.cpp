@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "attn/error.h"
+#include "attn/io/crc32.h"
 
 namespace attn::io {
 namespace {
@@ -137,16 +138,6 @@ std::string inflate_raw(std::string_view in, const Member& m, const std::string&
         "': deflate data is corrupt or does not inflate to ", m.uncompressed, " bytes (zlib ", rc,
         ", ", s.msg ? s.msg : "", ")");
   return out;
-}
-
-uint32_t crc32_of(std::string_view bytes) {
-  uLong c = crc32(0L, Z_NULL, 0);
-  for (size_t i = 0; i < bytes.size();) {
-    uInt n = static_cast<uInt>(std::min<size_t>(bytes.size() - i, 1u << 30));
-    c = crc32(c, reinterpret_cast<const Bytef*>(bytes.data() + i), n);
-    i += n;
-  }
-  return static_cast<uint32_t>(c);
 }
 
 }  // namespace

@@ -29,7 +29,11 @@ void save_classifier(const ClassifierModel& m, const std::string& dir, const nlo
 ClassifierModel load_classifier(const std::string& dir) {
   std::string path = dir + "/config.json";
   nlohmann::json j = read_json_file(path);
-  check(j.value("task", "") == "classification", path, ": not a classifier (task is '", j.value("task", ""), "')");
+  check(j.is_object(), path, ": must be a JSON object");
+  const std::string task = j.contains("task") && j["task"].is_string() ? j["task"].get<std::string>() : "";
+  check(task == "classification", path, ": not a classifier (task is '", task, "')");
+  check(j.contains("model") && j["model"].is_object(), path,
+        ": no \"model\" entry (the classifier's configuration, an object)");
   ClassifierModel m;
   try {
     m.labels = j.at("labels").get<std::vector<std::string>>();
@@ -37,7 +41,6 @@ ClassifierModel load_classifier(const std::string& dir) {
   } catch (const nlohmann::json::exception& e) {
     fail(path, ": ", e.what());
   }
-  check(j.contains("model"), path, ": no \"model\" entry (the classifier's configuration)");
   ClassifierConfig c = classifier_config_from_json(j["model"], path);
   check(c.classes == static_cast<int64_t>(m.labels.size()), path, ": ", c.classes, " classes but ",
         m.labels.size(), " labels");

@@ -5,6 +5,7 @@
 
 #include "attn/error.h"
 #include "attn/io/io.h"
+#include "attn/io/json.h"
 
 namespace attn {
 
@@ -12,12 +13,7 @@ namespace fs = std::filesystem;
 
 nlohmann::json read_json_file(const std::string& path) {
   check(fs::exists(path), path, ": no such file");
-  std::string text = io::read_file(path);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    fail(path, ": not valid JSON (", e.what(), ")");
-  }
+  return io::parse_json(io::read_file(path), path);
 }
 
 Transformer load_transformer(const std::string& dir) {

@@ -11,6 +11,7 @@
 
 #include "attn/error.h"
 #include "attn/io/io.h"
+#include "attn/io/json.h"
 
 namespace attn {
 
@@ -110,13 +111,8 @@ nlohmann::json load_checkpoint(const std::string& path, Adam& adam) {
   }
   check(params.size() == adam.params.size(), mp, ": holds ", params.size(), " tensors, the model has ",
         adam.params.size());
-  nlohmann::json state;
   std::string sp = path + "/state.json";
-  try {
-    state = nlohmann::json::parse(io::read_file(sp));
-  } catch (const nlohmann::json::exception& e) {
-    fail(sp, ": not valid JSON (", e.what(), ")");
-  }
+  nlohmann::json state = io::parse_json(io::read_file(sp), sp);
   adam.step = state.value("adam_step", int64_t{0});
   return state;
 }

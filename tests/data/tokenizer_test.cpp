@@ -95,6 +95,11 @@ TEST(Tokenizer, Errors) {
   const std::string junk = scratch("junk.model");
   write_file(junk, "this is not a model");
   expect_error([&] { Tokenizer::load(junk); }, {junk});
+  // A model with a piece of zero length (found by fuzzing) makes SentencePiece throw from inside
+  // its loader: an error naming the model, from a file and from bytes.
+  const std::string zero = std::string(ATTN_TEST_DATA) + "/../../fuzz/regressions/sentencepiece/zero_length_piece.model";
+  expect_error([&] { Tokenizer::load(zero); }, {zero, "zero-length key"});
+  expect_error([&] { Tokenizer::from_serialized(slurp(zero), "zero.model"); }, {"zero.model", "zero-length key"});
   TokenizerTrainOptions o;
   o.inputs = {mt_dir() + "dev.en"};
   o.model_prefix = scratch("never");

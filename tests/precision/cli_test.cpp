@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attn/kernels/gemm_int8.h"
@@ -89,13 +90,37 @@ TEST_F(PrecisionCli, ScoreInBf16AndInt8StaysCloseToTorchF32) {
   }
 }
 
+// translate in each precision against torch_ref.py's f32 beam search (beam4.txt: beam 4, alpha
+// 0.6, max-len 20): fp32 gives every line; bf16 and int8 round the products, which on this tiny
+// model moves a near tie now and then, so they must agree on a stated share of the 24 lines and
+// of the tokens (a model decoding wrongly agrees on next to none).
 TEST_F(PrecisionCli, TranslateFlagAndErrors) {
   const std::string src = quote(fixture() + "/src.txt");
-  for (const char* precision : {"bf16", "int8"}) {
-    CliRun r = run("translate --model " + quote(model()) + " --ids --beam 2 --max-len 20 --threads 1 --precision " +
-                   precision + " < " + src);
+  std::ifstream want_file(fixture() + "/beam4.txt");
+  std::vector<std::string> want;
+  for (std::string line; std::getline(want_file, line);) want.push_back(line);
+  ASSERT_EQ(want.size(), 24u);
+  for (auto [precision, min_lines, min_tokens] : {std::tuple{"fp32", 24, 1.0}, {"bf16", 18, 0.85}, {"int8", 15, 0.75}}) {
+    CliRun r = run("translate --model " + quote(model()) + " --ids --beam 4 --length-penalty 0.6 --max-len 20 " +
+                   "--threads 1 --precision " + precision + " < " + src);
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 24) << precision;
+    std::istringstream out(r.out);
+    std::vector<std::string> got;
+    for (std::string line; std::getline(out, line);) got.push_back(line);
+    ASSERT_EQ(got.size(), want.size()) << precision;
+    int same_lines = 0;
+    size_t same_tokens = 0, tokens = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      same_lines += got[i] == want[i];
+      const std::vector<double> a = numbers(got[i]), b = numbers(want[i]);
+      for (size_t k = 0; k < b.size(); ++k) same_tokens += k < a.size() && a[k] == b[k];
+      tokens += std::max(a.size(), b.size());
+    }
+    const double token_share = static_cast<double>(same_tokens) / static_cast<double>(tokens);
+    std::printf("[translate %s] %d of 24 lines and %.1f%% of tokens equal torch f32 beam 4 (need %d, %.0f%%)\n",
+                precision, same_lines, 100 * token_share, min_lines, 100 * min_tokens);
+    EXPECT_GE(same_lines, min_lines) << precision;
+    EXPECT_GE(token_share, min_tokens) << precision;
   }
   CliRun bad = run("translate --model " + quote(model()) + " --ids --precision fp16 < " + src);
   EXPECT_NE(bad.exit_code, 0);

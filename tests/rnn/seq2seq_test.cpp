@@ -178,12 +178,35 @@ TEST(ScheduledSampling, TransformerMixedInput) {
   EXPECT_EQ(ids(mix_decoder_input(gold, pred, 0, DecoderFeeding{1.0f, nullptr})), ids(gold));
   Rng rng(3);
   std::vector<int32_t> half = ids(mix_decoder_input(gold, pred, 0, DecoderFeeding{0.5f, &rng})), g = ids(gold);
-  int mixed = 0;
-  for (size_t i = 0; i < 8; ++i) {
-    EXPECT_TRUE(half[i] == g[i] || half[i] == want[i]) << i;
-    mixed += half[i] != g[i];
+  for (size_t i = 0; i < 8; ++i) EXPECT_TRUE(half[i] == g[i] || half[i] == want[i]) << i;
+
+  // In between, each replaceable position takes the prediction exactly when its coin (the
+  // stream's next uniform, positions in row order) lands at or above p, so the share replaced is
+  // 1 - p: checked coin by coin against a copy of the stream, and in total against the binomial
+  // bounds (5 standard deviations) over 50 x 40 positions.
+  const int64_t B = 50, T = 41;
+  std::vector<int32_t> gold_ids(B * T), pred_ids(B * T);
+  Rng fill(11);
+  for (int64_t i = 0; i < B * T; ++i) {
+    gold_ids[i] = 1 + static_cast<int32_t>(fill.below(30));
+    pred_ids[i] = 100 + gold_ids[i];  // never equal to a gold token
   }
-  std::printf("[scheduled sampling] p = 0.5: %d of 4 replaceable positions replaced\n", mixed);
+  for (float p : {0.5f, 0.25f}) {
+    Rng coins(17), replay(17);
+    std::vector<int32_t> out = ids(mix_decoder_input(Tensor::from_ids(gold_ids, {B, T}), Tensor::from_ids(pred_ids, {B, T}),
+                                                     0, DecoderFeeding{p, &coins}));
+    int64_t replaced = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      EXPECT_EQ(out[b * T], gold_ids[b * T]);  // position 0 (bos) is never replaced
+      for (int64_t t = 1; t < T; ++t) {
+        const bool sample = replay.uniform() >= p;
+        ASSERT_EQ(out[b * T + t], sample ? pred_ids[b * T + t - 1] : gold_ids[b * T + t]) << b << "," << t;
+        replaced += sample;
+      }
+    }
+    const double n = B * (T - 1), mean = n * (1 - p), sd = std::sqrt(n * p * (1 - p));
+    EXPECT_NEAR(static_cast<double>(replaced), mean, 5 * sd) << "p = " << p;
+  }
 }
 
 // Training moves the RNN: plain SGD steps on one batch lower its loss.

@@ -6,6 +6,11 @@
 //
 // Offsets are relative to the start of the data buffer; the tensors tile it exactly, with no
 // gaps or overlaps. Dtypes read and written: F32, BF16, I32, I64.
+//
+// Checksum: attn writes the CRC-32 of the data buffer into __metadata__ as "crc32" (8 lowercase
+// hex digits) and checks it on load, so a flipped byte in the weights is an error naming the
+// file, not a silently different model. Files without the key (older attn, PyTorch's
+// safetensors) load unchecked; the metadata a load returns never holds the key.
 #pragma once
 
 #include <map>
@@ -26,7 +31,8 @@ std::map<std::string, Tensor> load_safetensors(const std::string& path,
 // (a model owns its parameters) would hold them twice.
 std::map<std::string, Tensor> load_safetensors_copied(const std::string& path);
 
-// Writes atomically (see write_file_atomic). Tensors may be non-contiguous views; they are written
+// Writes atomically (see write_file_atomic), with the data's "crc32" added to `metadata` (which
+// may not hold that key itself). Tensors may be non-contiguous views; they are written
 // dense, in name order. The header is padded with spaces so the data buffer starts 64-byte
 // aligned in the file.
 void save_safetensors(const std::string& path, const std::map<std::string, Tensor>& tensors,

@@ -1,0 +1,20 @@
+// JSON text read with a bound on nesting. attn's own JSON (config.json, state.json, a safetensors
+// header) nests a few levels; a hostile file nested 100,000 deep would otherwise reach code that
+// recurses once per level (printing a value, walking a config) and end the process on a stack
+// overflow. The YAML reader (io/yaml.h) keeps the same bound.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace attn::io {
+
+constexpr int kMaxNesting = 64;  // arrays and objects inside one another
+
+// Parses `text`; a syntax error or nesting deeper than kMaxNesting throws attn::Error naming
+// `source` (a file path) and, for nesting, the limit.
+nlohmann::json parse_json(std::string_view text, const std::string& source);
+
+}  // namespace attn::io

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/, clang with ASan and UBSan, in build-asan/ like
+# scripts/sanitize.sh) and runs each for SECONDS_EACH seconds (default 60), starting from the seeds
+# in fuzz/corpus/<target>/ and the kept failures in fuzz/regressions/<target>/. New corpus entries
+# go to build-asan/fuzz-corpus/<target>/ (fuzz/corpus stays small); a failing input is written to
+# fuzz/regressions/<target>/ and the script exits non-zero. Fix the cause, keep the input:
+# tests/fuzz replays it in the ordinary suite.
+# Usage: scripts/fuzz.sh [SECONDS_EACH] [TARGET...]   (targets: ls fuzz/main_*.cpp)
+# Environment: ATTN_SANITIZE_DIR (default build-asan), ATTN_JOBS (default nproc).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+shift || true
+dir="${ATTN_SANITIZE_DIR:-build-asan}"
+source scripts/sanitize_config.sh
+configure_sanitized "$dir"
+cmake --build "$dir" -j"${ATTN_JOBS:-$(nproc)}" --target fuzzers
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  for f in fuzz/main_*.cpp; do n=$(basename "$f" .cpp); targets+=("${n#main_}"); done
+fi
+# One worker a target, single-threaded: attn's loops would otherwise start an OpenMP team per input.
+export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
+failed=()
+for t in "${targets[@]}"; do
+  work="$dir/fuzz-corpus/$t"
+  mkdir -p "$work" "fuzz/regressions/$t"
+  echo "fuzz: $t for ${seconds} s" >&2
+  # -rss_limit_mb / -malloc_limit_mb: a small input that makes attn ask for gigabytes is a finding.
+  if ! "$dir/fuzz/fuzz_$t" "$work" "fuzz/corpus/$t" "fuzz/regressions/$t" -max_total_time="$seconds" \
+      -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -max_len=65536 -print_final_stats=1 \
+      -artifact_prefix="fuzz/regressions/$t/" >"$dir/fuzz-$t.log" 2>&1; then
+    failed+=("$t")
+    grep -E "ERROR|SUMMARY|Test unit written" "$dir/fuzz-$t.log" >&2 || tail -20 "$dir/fuzz-$t.log" >&2
+  fi
+  grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|cov: " "$dir/fuzz-$t.log" | tail -3 >&2 || true
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: failures in ${failed[*]} (inputs in fuzz/regressions/<target>/, logs in $dir/fuzz-<target>.log)" >&2
+  exit 1
+fi
+echo "fuzz: ${#targets[@]} targets, ${seconds} s each, no failures" >&2

@@ -1,0 +1,14 @@
+# Sourced by scripts/sanitize.sh and scripts/fuzz.sh: configures the clang build with
+# AddressSanitizer, UndefinedBehaviorSanitizer and libFuzzer coverage (ATTN_FUZZ), and sets the
+# sanitizers' run-time options.
+configure_sanitized() {
+  local dir="$1" launcher=()
+  command -v clang++ >/dev/null || { echo "needs clang++ (Debian package clang)" >&2; exit 2; }
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  # -O1: fast enough for the suite; assertions stay on (no NDEBUG); line tables for the reports.
+  cmake -S . -B "$dir" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DATTN_FUZZ=ON "${launcher[@]}" >/dev/null
+}
+# detect_leaks: every allocation attn makes is owned (RAII), so a leak is a finding too.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
