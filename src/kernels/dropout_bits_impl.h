@@ -77,4 +77,12 @@ void dropout_row_backward(const float* dy, const uint32_t* bits, float keep, flo
   }
 }
 
+// The three entries of the kernel table, on lanes L.
+template <typename L>
+void fill_with(KernelTable& t) {
+  t.keep_bits = keep_word<L>;
+  t.dropout_row = dropout_row<L>;
+  t.dropout_row_backward = dropout_row_backward<L>;
+}
+
 }  // namespace attn::detail::dropout_lanes

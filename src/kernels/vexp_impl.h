@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "kernel_table.h"
+
 namespace attn::detail::vexp_lanes {
 
 // exp(x) = 2^n exp(r), n = round(x / ln2), r = x - n ln2 (ln2 in two parts, Cody-Waite); exp(r) by
@@ -76,6 +78,15 @@ void exp_affine(const float* x, float* y, int64_t n, float shift, float a, float
     if (accumulate) v = L::add(v, L::load(y + i, n - i, k));
     L::store(y + i, n - i, k, v);
   }
+}
+
+// The four entries of the kernel table, on lanes L.
+template <typename L>
+void fill_with(KernelTable& t) {
+  t.max_of = max_of<L>;
+  t.sum_exp = sum_exp<L>;
+  t.exp_shifted = exp_shifted<L>;
+  t.exp_affine = exp_affine<L>;
 }
 
 }  // namespace attn::detail::vexp_lanes

@@ -7,10 +7,7 @@ namespace attn::detail {
 
 template <>
 void fill_dropout_bits<Isa::avx2>(KernelTable& t) {
-  using L = avx2::Lanes;
-  t.keep_bits = dropout_lanes::keep_word<L>;
-  t.dropout_row = dropout_lanes::dropout_row<L>;
-  t.dropout_row_backward = dropout_lanes::dropout_row_backward<L>;
+  dropout_lanes::fill_with<avx2::Lanes>(t);
 }
 
 }  // namespace attn::detail

@@ -7,11 +7,7 @@ namespace attn::detail {
 
 template <>
 void fill_vexp<Isa::avx2>(KernelTable& t) {
-  using L = avx2::Lanes;
-  t.max_of = vexp_lanes::max_of<L>;
-  t.sum_exp = vexp_lanes::sum_exp<L>;
-  t.exp_shifted = vexp_lanes::exp_shifted<L>;
-  t.exp_affine = vexp_lanes::exp_affine<L>;
+  vexp_lanes::fill_with<avx2::Lanes>(t);
 }
 
 }  // namespace attn::detail
