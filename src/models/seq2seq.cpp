@@ -14,13 +14,21 @@ ModelKind kind_of(const Seq2SeqConfig& c) {
   return std::holds_alternative<TransformerConfig>(c) ? ModelKind::transformer : ModelKind::rnn;
 }
 
+namespace {
+
+template <class Config>
+Seq2SeqCommon common_fields(const Config& c) {
+  return {c.src_vocab, c.tgt_vocab, c.d_model, c.max_len, c.pad_id, c.bos_id, c.eos_id, c.dropout, c.score};
+}
+
+}  // namespace
+
 Seq2SeqCommon common_of(const Seq2SeqConfig& config) {
-  return std::visit(
-      [](const auto& c) {
-        return Seq2SeqCommon{c.src_vocab, c.tgt_vocab, c.d_model, c.max_len, c.pad_id,
-                             c.bos_id,    c.eos_id,    c.dropout, c.score};
-      },
-      config);
+  return std::visit([](const auto& c) { return common_fields(c); }, config);
+}
+
+Seq2SeqCommon Seq2Seq::common() const {
+  return std::visit([](const auto& m) { return common_fields(m.config); }, net);
 }
 
 void validate(const Seq2SeqConfig& config) {

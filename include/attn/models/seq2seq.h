@@ -41,7 +41,7 @@ struct Seq2Seq {
 
   ModelKind kind() const { return net.index() == 0 ? ModelKind::transformer : ModelKind::rnn; }
   Seq2SeqConfig config() const;
-  Seq2SeqCommon common() const { return common_of(config()); }
+  Seq2SeqCommon common() const;  // without copying the config
   std::vector<std::pair<std::string, Var>> parameters() const;
 };
 
