@@ -61,6 +61,7 @@ std::vector<ConfigKey<T>> make_translation_keys() {
       {{"train.teacher_forcing_schedule", "scheduled sampling", {}, {"constant", "linear", "inverse_sigmoid", "exponential"}}, [](T& r) -> Field { return &r.o.teacher_forcing.kind; }},
       {{"train.teacher_forcing_steps", "linear: steps to decay; inverse_sigmoid: k; exponential: time constant", above(0)}, [](T& r) -> Field { return &r.o.teacher_forcing.steps; }},
       {{"train.clip_norm", "clip the global gradient norm to this (0: no clipping)", at_least(0)}, [](T& r) -> Field { return &r.o.clip_norm; }},
+      {{"train.ema_decay", "keep a moving average of the weights with this decay (e.g. 0.9999), validated and saved as the model; the raw weights go to model_dir/raw (0: none)", fraction_below_one()}, [](T& r) -> Field { return &r.o.ema_decay; }},
       {{"train.max_steps", "stop after this many optimizer steps (0: no limit)", at_least(0)}, [](T& r) -> Field { return &r.o.max_steps; }},
       {{"train.max_minutes", "stop after this much time on train.clock, validation included (0: no limit)", at_least(0)}, [](T& r) -> Field { return &r.o.max_minutes; }},
       {{"train.clock", "what train.max_minutes, checkpoint_minutes, decay and the logs' elapsed count: wall time, or cpu (this process's CPU time over all threads; a loaded or oversubscribed machine does not stretch it)", {}, kClocks}, [](T& r) -> Field { return &r.o.clock; }},

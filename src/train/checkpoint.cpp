@@ -61,7 +61,7 @@ std::string latest_checkpoint(const std::string& root) {
 }
 
 std::string save_checkpoint(const std::string& root, int64_t step, const Adam& adam,
-                            const nlohmann::json& state, int keep) {
+                            const nlohmann::json& state, int keep, const std::map<std::string, Tensor>& ema) {
   fs::path dir = fs::path(root) / "checkpoints";
   fs::create_directories(dir);
   // Leftovers of a save that was killed.
@@ -78,6 +78,7 @@ std::string save_checkpoint(const std::string& root, int64_t step, const Adam& a
   }
   io::save_safetensors((tmp / "model.safetensors").string(), params);
   io::save_safetensors((tmp / "optimizer.safetensors").string(), moments);
+  if (!ema.empty()) io::save_safetensors((tmp / "ema.safetensors").string(), ema);
   nlohmann::json s = state;
   s["step"] = step;
   s["adam_step"] = adam.step;
@@ -115,6 +116,12 @@ nlohmann::json load_checkpoint(const std::string& path, Adam& adam) {
   nlohmann::json state = io::parse_json(io::read_file(sp), sp);
   adam.step = state.value("adam_step", int64_t{0});
   return state;
+}
+
+std::map<std::string, Tensor> load_checkpoint_ema(const std::string& path) {
+  const std::string file = path + "/ema.safetensors";
+  if (!fs::exists(file)) return {};
+  return io::load_safetensors(file);
 }
 
 std::string restore_newest_valid(const std::string& root, const std::function<void(const std::string&)>& restore) {

@@ -56,6 +56,11 @@ void report_bad_step(const LoopOptions& o, const LoopClock& clock, ProgressLog& 
                         "a lower train.lr or train.clip_norm may help).");
 }
 
+void write_checkpoint(const LoopOptions& o, const LoopClock& clock, const Adam& adam, TrainingTask& task) {
+  save_checkpoint(o.model_dir, clock.step, adam, task.state(), o.keep_checkpoints,
+                  task.ema ? task.ema() : std::map<std::string, Tensor>{});
+}
+
 // The loop's state from one step to the next.
 struct LoopState {
   int64_t start_step = 0, validated_at = -1, bad_in_row = 0;
@@ -89,7 +94,7 @@ bool after_step(const LoopOptions& o, LoopClock& clock, Adam& adam, TrainingTask
                           (o.checkpoint_minutes > 0 && clock.elapsed() - st.last_checkpoint >= o.checkpoint_minutes * 60.0) ||
                           (o.checkpoint_each_epoch && epoch_done);
   if (checkpoint || budget || stop || interrupted) {
-    save_checkpoint(o.model_dir, clock.step, adam, task.state(), o.keep_checkpoints);
+    write_checkpoint(o, clock, adam, task);
     st.last_checkpoint = clock.elapsed();
   }
   return stop || budget || interrupted;
@@ -117,7 +122,7 @@ LoopEnd run_training_loop(const LoopOptions& o, LoopClock& clock, Adam& adam, Tr
       report_bad_step(o, clock, log, ++st.bad_in_row);
       if (!interrupted) continue;
       // The weights are those of the last good step; the data position is past the skipped batches.
-      save_checkpoint(o.model_dir, clock.step, adam, task.state(), o.keep_checkpoints);
+      write_checkpoint(o, clock, adam, task);
       break;
     }
     st.bad_in_row = 0;

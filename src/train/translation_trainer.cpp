@@ -15,6 +15,7 @@
 #include "attn/ops/loss.h"
 #include "attn/train/adam.h"
 #include "attn/train/checkpoint.h"
+#include "attn/train/ema.h"
 #include "attn/train/loop.h"
 #include "attn/train/progress.h"
 #include "attn/train/translation_validation.h"
@@ -33,6 +34,7 @@ struct Run {
   data::Tokenizer tokenizer;
   Seq2Seq model;  // either family (config model: transformer or rnn)
   std::unique_ptr<Adam> adam;
+  Ema ema;  // decay 0: none
   std::unique_ptr<data::Batcher> batcher;
   std::unique_ptr<DevSet> dev;
   Rng rng;
@@ -137,8 +139,10 @@ void setup(Run& r) {
   r.rng = Rng(o.seed * 7919 + 17);
   if (!o.valid_src.empty())
     r.dev = std::make_unique<DevSet>(load_dev_set(o.valid_src, o.valid_tgt, r.tokenizer, o.valid_sentences));
+  if (o.ema_decay > 0) r.ema = make_ema(r.model.parameters(), o.ema_decay);
   const std::string checkpoint = resuming ? restore_newest_valid(o.model_dir, [&r](const std::string& path) {
     restore_state(r, load_checkpoint(path, *r.adam), path);
+    restore_checkpoint_ema(r.ema, r.adam->params, path);
   }) : "";
   if (!checkpoint.empty()) {
     std::fprintf(stderr, "resumed from %s (step %lld, %s of training so far)\n", checkpoint.c_str(),
@@ -209,29 +213,47 @@ StepResult train_step(Run& r) {
   r.last_lr = learning_rate(o.schedule, r.clock.step, budget_used(r));
   r.adam->update(static_cast<float>(r.last_lr));
   r.adam->zero_grad();
+  if (r.ema.decay > 0) ema_update(r.ema, r.adam->params, r.clock.step);
   r.tokens_seen += s.tgt_tokens;
   return s;
+}
+
+// The weights validation measures and the model directory holds: their moving average when
+// train.ema_decay is set, else the trained weights themselves.
+Seq2Seq model_weights(const Run& r) {
+  if (r.ema.decay == 0) return r.model;
+  return seq2seq_from_tensors(r.model.config(), ema_tensors(r.ema), "the weights' moving average");
+}
+
+// Writes the model into model_dir (and, with a moving average, the raw weights into model_dir/raw/,
+// a model directory of its own with a copy of the tokenizer).
+void save_model(const Run& r, nlohmann::json training) {
+  const std::string& dir = r.o.model_dir;
+  if (r.ema.decay > 0) {
+    save_seq2seq(r.model, dir + "/raw", {{"tokenizer", "spm.model"}, {"training", training}});
+    io::write_file_atomic(dir + "/raw/spm.model", r.tokenizer.serialized());
+    training["ema_decay"] = r.ema.decay;
+  }
+  save_seq2seq(model_weights(r), dir, {{"tokenizer", "spm.model"}, {"training", training}});
 }
 
 // Returns true when early stopping says to stop.
 bool validate(Run& r, ProgressLog& log) {
   const TranslationTrainOptions& o = r.o;
-  ValidationResult v = run_validation(r.model, r.tokenizer, *r.dev, o.valid_beam);
+  ValidationResult v = run_validation(model_weights(r), r.tokenizer, *r.dev, o.valid_beam);
   bool better = v.bleu > r.best_bleu || (v.bleu == r.best_bleu && v.nll < r.best_nll);
   if (better) {
     r.best_bleu = v.bleu;
     r.best_nll = v.nll;
     r.bad_validations = 0;
-    save_seq2seq(r.model, o.model_dir,
-                 {{"tokenizer", "spm.model"},
-                  {"training", {{"step", r.clock.step}, {"dev_bleu", v.bleu}, {"dev_chrf", v.chrf}}}});
+    save_model(r, {{"step", r.clock.step}, {"dev_bleu", v.bleu}, {"dev_chrf", v.chrf}});
   } else {
     r.bad_validations += 1;
   }
   char line[256];
   std::snprintf(line, sizeof line,
-                "valid step %lld  dev loss %.4f  ppl %.2f  BLEU %.2f  chrF %.2f  (%.1fs)%s",
-                static_cast<long long>(r.clock.step), v.nll, std::exp(v.nll), v.bleu, v.chrf, v.seconds,
+                "valid step %lld%s  dev loss %.4f  ppl %.2f  BLEU %.2f  chrF %.2f  (%.1fs)%s",
+                static_cast<long long>(r.clock.step), r.ema.decay > 0 ? " (weights' average)" : "", v.nll, std::exp(v.nll), v.bleu, v.chrf, v.seconds,
                 better ? "  new best, saved" : "");
   log.write({{"event", "valid"}, {"step", r.clock.step}, {"elapsed", r.clock.elapsed()}, {"dev_nll", v.nll},
              {"dev_ppl", std::exp(v.nll)}, {"dev_bleu", v.bleu}, {"dev_chrf", v.chrf}, {"best", better}},
@@ -261,7 +283,7 @@ void train_translation(const TranslationTrainOptions& o) {
   if (!o.resume && fs::exists(o.model_dir + "/checkpoints") && !list_checkpoints(o.model_dir).empty())
     fail(o.model_dir, " already holds checkpoints: pass --resume to continue, or choose another model_dir");
   fs::create_directories(o.model_dir);
-  Run r{o, prepare_tokenizer(o), {}, {}, {}, {}, Rng(0)};
+  Run r{o, prepare_tokenizer(o), {}, {}, {}, {}, {}, Rng(0)};
   setup(r);
   TrainingTask task;
   task.step = [&r] {
@@ -271,6 +293,7 @@ void train_translation(const TranslationTrainOptions& o) {
   task.epoch = [&r] { return r.batcher->state().epoch; };
   if (r.dev) task.validate = [&r](ProgressLog& log) { return validate(r, log); };
   task.state = [&r] { return run_state(r); };
+  if (r.ema.decay > 0) task.ema = [&r] { return ema_tensors(r.ema); };
   task.progress = [&r](const StepSums& w, double seconds) {
     const double loss = w.loss_sum / std::max<int64_t>(w.loss_weight, 1), tps = w.items / seconds;
     char words[128];
@@ -280,7 +303,7 @@ void train_translation(const TranslationTrainOptions& o) {
                           std::string(words));
   };
   if (run_training_loop(loop_options(r), r.clock, *r.adam, task) == LoopEnd::interrupted) return;
-  if (!r.dev) save_seq2seq(r.model, o.model_dir, {{"tokenizer", "spm.model"}, {"training", {{"step", r.clock.step}}}});
+  if (!r.dev) save_model(r, {{"step", r.clock.step}});
   std::fprintf(stderr, "done: %lld steps in %s; model in %s\n", static_cast<long long>(r.clock.step),
                format_duration(r.clock.elapsed()).c_str(), o.model_dir.c_str());
 }

@@ -18,9 +18,10 @@
 namespace attn {
 
 // Writes the checkpoint of `step` under root/checkpoints/ and deletes all but the newest `keep`
-// (keep <= 0 keeps all). Returns its path.
+// (keep <= 0 keeps all). `ema`, when not empty, is the weights' moving average (train/ema.h), kept
+// in ema.safetensors. Returns its path.
 std::string save_checkpoint(const std::string& root, int64_t step, const Adam& adam,
-                            const nlohmann::json& state, int keep);
+                            const nlohmann::json& state, int keep, const std::map<std::string, Tensor>& ema = {});
 
 // The newest complete checkpoint under root/checkpoints/, or "" if there is none.
 std::string latest_checkpoint(const std::string& root);
@@ -30,6 +31,8 @@ std::vector<std::string> list_checkpoints(const std::string& root);
 // Restores parameters and Adam's moments in place (names and shapes must match; errors name the
 // file and tensor) and returns state.json.
 nlohmann::json load_checkpoint(const std::string& path, Adam& adam);
+// The checkpoint's ema.safetensors; empty when it has none (a run that started without an average).
+std::map<std::string, Tensor> load_checkpoint_ema(const std::string& path);
 
 // --resume's choice: tries `restore` on the newest checkpoint under root, then on the older ones
 // while it throws (each refusal reported on stderr with its reason: a corrupt newest checkpoint

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -77,6 +78,8 @@ struct TrainingTask {
   // Validates, logs and saves the best model; true: stop early. Empty: no dev set.
   std::function<bool(ProgressLog&)> validate;
   std::function<nlohmann::json()> state;  // what a checkpoint keeps beside the step and Adam
+  // The weights' moving average a checkpoint keeps (train/ema.h); empty function: none.
+  std::function<std::map<std::string, Tensor>()> ema;
   // A progress line's task figures (JSON fields, text) over `sums` and `seconds`.
   std::function<std::pair<nlohmann::json, std::string>(const StepSums& sums, double seconds)> progress;
 };

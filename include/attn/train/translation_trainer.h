@@ -37,6 +37,9 @@ struct TranslationTrainOptions {
   float label_smoothing = 0.1f;
   TeacherForcingSchedule teacher_forcing;  // 1.0: teacher forcing; less: scheduled sampling
   double clip_norm = 0.0;     // 0: no clipping
+  // A moving average of the weights (train/ema.h), validated and saved as the model, the raw
+  // weights beside it in model_dir/raw/; 0: none.
+  double ema_decay = 0.0;
   int64_t max_steps = 0;      // budgets (0 = none); training stops at the first reached
   double max_minutes = 0.0;
   BudgetClock clock = BudgetClock::wall;  // what max_minutes (and elapsed) count: wall or CPU time
