@@ -7,6 +7,8 @@
 
 #include "attn/error.h"
 #include "attn/kernels/precision.h"
+#include "attn/models/model_dir.h"
+#include "attn/models/stored_precision.h"
 #include "attn/runtime.h"
 
 namespace attn::cli {
@@ -102,9 +104,15 @@ CLI::Option* add_precision(CLI::App& app, std::string& name) {
   };
   return app.add_option("--precision", name,
                         "fp32, bf16 or int8: precision of the linear layers' products (bf16/int8: weights "
-                        "converted once, f32 accumulation and outputs)")
-      ->check(CLI::Validator(known, "fp32|bf16|int8", "precision"))
-      ->default_str(name);
+                        "converted once, f32 accumulation and outputs; default: the model's, fp32 unless "
+                        "attn convert stored it in another)")
+      ->check(CLI::Validator(known, "fp32|bf16|int8", "precision"));
+}
+
+Precision model_precision(const std::string& flag, const std::string& model_dir) {
+  if (!flag.empty()) return parse_precision(flag, "--precision");
+  const std::string path = model_dir + "/config.json";
+  return stored_precision(read_json_file(path), path);
 }
 
 CLI::Option* add_batch(CLI::App& app, int& n, const std::string& help) { return add_int(app, "--batch", n, 1, 65536, help); }

@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "attn/kernels/precision.h"
+
 namespace attn::cli {
 
 // A subcommand's parser: "attn translate", its summary, and an example line closing its --help.
@@ -33,8 +35,12 @@ CLI::Option* add_repeated(CLI::App& app, const std::string& flag, std::vector<st
 CLI::Option* add_model(CLI::App& app, std::string& dir, const std::string& help);
 // --threads N, 1 .. attn::kMaxThreads; `fallback` (0: all cores) is shown as the default.
 CLI::Option* add_threads(CLI::App& app, int& n, const std::string& fallback);
-// --precision of inference, fp32, bf16 or int8, checked by attn::parse_precision.
+// --precision of inference, fp32, bf16 or int8, checked by attn::parse_precision; empty (the
+// default): the model's own (model_precision).
 CLI::Option* add_precision(CLI::App& app, std::string& name);
+// The precision --precision names, or when it is empty the one model_dir/config.json records
+// (attn convert's files), fp32 for a model that records none.
+Precision model_precision(const std::string& flag, const std::string& model_dir);
 // --batch N: sentences or texts computed together, 1 .. 65536.
 CLI::Option* add_batch(CLI::App& app, int& n, const std::string& help);
 // --beam K: the beam size, 1 (greedy) .. 1024.

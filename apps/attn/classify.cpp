@@ -55,7 +55,7 @@ int run_classify(int argc, char** argv) {
                 "for a blank one, so that output line N is always input line N's).",
                 "attn classify"};
   describe(args, "attn classify --model runs/cls --top-k 2 < poems.txt");
-  std::string model, precision_flag = "fp32";
+  std::string model, precision_flag;
   int top_k = 1, batch = 256, threads = 2;
   add_model(args, model, "classifier directory (attn train with task classification)");
   add_int(args, "--top-k", top_k, 1, 1 << 20, "print the K most probable labels (at most the model's labels)");
@@ -65,7 +65,7 @@ int run_classify(int argc, char** argv) {
   if (!parse(args, argc, argv)) return 0;
   set_threads(threads);
   ClassifierModel m = load_classifier(model);
-  prepare(m.model, parse_precision(precision_flag, "--precision"), Use::inference);  // weights converted once
+  prepare(m.model, model_precision(precision_flag, model), Use::inference);  // weights converted once
   int64_t k = std::min<int64_t>(top_k, static_cast<int64_t>(m.labels.size()));
   std::vector<std::string> texts;
   std::string line;

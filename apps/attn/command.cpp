@@ -16,6 +16,7 @@ int run_eval(int argc, char** argv);
 int run_info(int argc, char** argv);
 int run_attend(int argc, char** argv);
 int run_plot(int argc, char** argv);
+int run_convert(int argc, char** argv);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
@@ -23,6 +24,7 @@ const std::vector<Command>& commands() {
       {"train", "train a model from a config file (translation or classification)", run_train},
       {"average", "average the last checkpoints into a model (the paper's last 5)", run_average},
       {"import-torch", "convert a torch_ref.py directory (config.json + weights.npz) to an attn model", run_import_torch},
+      {"convert", "store a model's linear layers in int8 or bf16: a smaller directory that loads in that precision", run_convert},
       {"export-torch", "write an attn model as a torch_ref.py directory", run_export_torch},
       {"translate", "greedy or beam search from token ids (stdin to stdout)", run_translate},
       {"attend", "the attention weights of a model on a sentence: an HTML page, SVG heatmaps or JSON", run_attend},

@@ -60,7 +60,7 @@ int run_score(int argc, char** argv) {
                 "as given; text is tokenised with the model's SentencePiece model (eos appended to the source).",
                 "attn score"};
   describe(args, "attn score --model runs/ende --src news.en --tgt news.de > scores.txt");
-  std::string model, src_path, tgt_path, precision_flag = "fp32";
+  std::string model, src_path, tgt_path, precision_flag;
   bool ids = false;
   int batch = 32, threads = 0;
   add_model(args, model, "model directory (config.json + model.safetensors)");
@@ -90,7 +90,7 @@ int run_score(int argc, char** argv) {
           config.pad_id, " (nothing to condition on)");
   }
 
-  prepare(m, parse_precision(precision_flag, "--precision"), Use::inference);  // weights converted once
+  prepare(m, model_precision(precision_flag, model), Use::inference);  // weights converted once
   std::vector<size_t> lengths;
   for (size_t i = 0; i < sources.size(); ++i) lengths.push_back(sources[i].size() + targets[i].size());
   std::vector<double> totals(sources.size());

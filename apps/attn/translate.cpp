@@ -95,7 +95,7 @@ void translate_window(const LineOutput& out, const std::vector<Line>& window, co
 
 // The command line of attn translate.
 struct TranslateFlags {
-  std::string model, precision = "fp32", on_long = "split";
+  std::string model, precision, on_long = "split";
   bool ids = false;
   int threads = 0, batch = 32;  // threads 0: all cores
   SearchOptions search;
@@ -202,7 +202,7 @@ int run_translate(int argc, char** argv) {
   const Seq2SeqCommon config = m.common();
   check(o.max_len <= config.max_len, "--max-len ", o.max_len, " is more than the model's ",
         config.max_len, " positions (max_len in ", model, "/config.json)");
-  prepare(m, parse_precision(f.precision, "--precision"), Use::inference);  // weights converted once
+  prepare(m, model_precision(f.precision, f.model), Use::inference);  // weights converted once
   const OnLong on_long = parse_on_long(f.on_long, "--on-long");
   const LineOutput out{&m, ids_mode ? nullptr : &text_model->tokenizer, f.output};
   size_t window_size = static_cast<size_t>(batch) * kBatchesPerWindow;

@@ -119,7 +119,8 @@ DType dtype_for_descr(const std::string& descr, size_t& item_size, const std::st
   if (descr == "<i4") return item_size = 4, DType::i32;
   if (descr == "<i8") return item_size = 8, DType::i64;
   if (descr == "|b1") return item_size = 1, DType::i32;
-  fail(where, ": unsupported dtype '", descr, "' (attn reads '<f4', '<f8', '<i4', '<i8', '|b1')");
+  if (descr == "|i1") return item_size = 1, DType::i8;
+  fail(where, ": unsupported dtype '", descr, "' (attn reads '<f4', '<f8', '<i4', '<i8', '|b1', '|i1')");
 }
 
 // Fills `t` (dense, t.dtype()) from raw items of the given descr.
@@ -154,6 +155,7 @@ const char* descr_for(DType t) {
     case DType::bf16: return "<f4";  // widened on write
     case DType::i32: return "<i4";
     case DType::i64: return "<i8";
+    case DType::i8: return "|i1";
   }
   return "?";
 }

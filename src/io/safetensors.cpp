@@ -54,7 +54,7 @@ struct Entry {
 };
 
 bool dtype_from_name(const std::string& s, DType& out) {
-  for (DType t : {DType::f32, DType::bf16, DType::i32, DType::i64}) {
+  for (DType t : {DType::f32, DType::bf16, DType::i32, DType::i64, DType::i8}) {
     if (s == dtype_name(t)) {
       out = t;
       return true;
@@ -82,7 +82,7 @@ Entry parse_entry(const std::string& path, const std::string& name, const json& 
   e.name = name;
   std::string dt = j["dtype"].get<std::string>();
   check(dtype_from_name(dt, e.dtype), where, ": unsupported dtype ", dt,
-        " (attn reads F32, BF16, I32, I64)");
+        " (attn reads F32, BF16, I32, I64, I8)");
   uint64_t numel = 1;
   for (const json& d : j["shape"]) {
     check(d.is_number_unsigned(), where, ": shape ", j["shape"].dump(),

@@ -1,3 +1,4 @@
+#include "attn/models/stored_precision.h"
 #include "attn/models/classifier_dir.h"
 
 #include <filesystem>
@@ -46,7 +47,7 @@ ClassifierModel load_classifier(const std::string& dir) {
         m.labels.size(), " labels");
   check(c.vocab == m.vocab.size(), path, ": vocab ", c.vocab, " but vocab.txt holds ", m.vocab.size(), " tokens");
   std::string weights = dir + "/model.safetensors";
-  m.model = classifier_from_tensors(c, io::load_safetensors_copied(weights), weights);
+  m.model = classifier_from_tensors(c, load_model_weights(weights), weights);
   return m;
 }
 

@@ -1,3 +1,4 @@
+#include "attn/models/stored_precision.h"
 #include "attn/models/model_dir.h"
 
 #include <filesystem>
@@ -22,7 +23,7 @@ Transformer load_transformer(const std::string& dir) {
   nlohmann::json j = read_json_file(config_path);
   TransformerConfig c = transformer_config_from_json(j, config_path);
   check(fs::exists(weights_path), weights_path, ": no such file");
-  return transformer_from_tensors(c, io::load_safetensors_copied(weights_path), weights_path);
+  return transformer_from_tensors(c, load_model_weights(weights_path), weights_path);
 }
 
 void save_transformer(const Transformer& m, const std::string& dir, const nlohmann::json& extra) {

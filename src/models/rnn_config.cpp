@@ -54,7 +54,8 @@ RnnConfig rnn_config_from_json(const nlohmann::json& j, const std::string& sourc
       ModelKind kind;
       parse(read_string(v, k, source), &kind, source + ": model");
       check(kind == ModelKind::rnn, source, ": model is '", name(kind), "', not an RNN");
-    } else if (k == "task" || k == "tokenizer" || k == "training") continue;  // not the network's
+    } else if (k == "task" || k == "tokenizer" || k == "training" || k == "precision" || k == "int8_weight_max")
+      continue;  // not the network's
     else fail(source, ": unknown key '", k, "' for model rnn");
   }
   try {

@@ -1,3 +1,4 @@
+#include "attn/models/stored_precision.h"
 #include "attn/models/seq2seq.h"
 
 #include <filesystem>
@@ -91,7 +92,7 @@ Seq2Seq load_seq2seq(const std::string& dir) {
   std::string config_path = dir + "/config.json", weights_path = dir + "/model.safetensors";
   Seq2SeqConfig c = seq2seq_config_from_json(read_json_file(config_path), config_path);
   check(fs::exists(weights_path), weights_path, ": no such file");
-  return seq2seq_from_tensors(c, io::load_safetensors_copied(weights_path), weights_path);
+  return seq2seq_from_tensors(c, load_model_weights(weights_path), weights_path);
 }
 
 void save_seq2seq(const Seq2Seq& m, const std::string& dir, const nlohmann::json& extra) {

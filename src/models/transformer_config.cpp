@@ -65,7 +65,8 @@ TransformerConfig transformer_config_from_json(const nlohmann::json& j, const st
       parse(read_string(v, k, source), &kind, source + ": model");
       check(kind == ModelKind::transformer, source, ": model is '", name(kind),
             "', not a Transformer (load it as a translation model: load_seq2seq)");
-    } else if (k == "task" || k == "tokenizer" || k == "training") continue;  // not the network's
+    } else if (k == "task" || k == "tokenizer" || k == "training" || k == "precision" || k == "int8_weight_max")
+      continue;  // not the network's
     else fail(source, ": unknown key '", k, "'");
   }
   try {

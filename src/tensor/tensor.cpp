@@ -19,6 +19,7 @@ size_t dtype_size(DType t) {
     case DType::bf16: return 2;
     case DType::i32: return 4;
     case DType::i64: return 8;
+    case DType::i8: return 1;
   }
   return 0;
 }
@@ -29,6 +30,7 @@ const char* dtype_name(DType t) {
     case DType::bf16: return "BF16";
     case DType::i32: return "I32";
     case DType::i64: return "I64";
+    case DType::i8: return "I8";
   }
   return "?";
 }
@@ -250,6 +252,7 @@ template <> DType dtype_of<float>() { return DType::f32; }
 template <> DType dtype_of<int32_t>() { return DType::i32; }
 template <> DType dtype_of<int64_t>() { return DType::i64; }
 template <> DType dtype_of<uint16_t>() { return DType::bf16; }
+template <> DType dtype_of<int8_t>() { return DType::i8; }
 
 template <typename T> T* Tensor::data() {
   check(dtype_ == dtype_of<T>(), "tensor: dtype is ", dtype_name(dtype_), ", asked for ",
@@ -269,6 +272,8 @@ template int64_t* Tensor::data<int64_t>();
 template const int64_t* Tensor::data<int64_t>() const;
 template uint16_t* Tensor::data<uint16_t>();
 template const uint16_t* Tensor::data<uint16_t>() const;
+template int8_t* Tensor::data<int8_t>();
+template const int8_t* Tensor::data<int8_t>() const;
 
 // ---- Views -----------------------------------------------------------------------------------
 
@@ -452,6 +457,7 @@ float Tensor::at(std::initializer_list<int64_t> index) const {
     case DType::f32: return static_cast<const float*>(raw_data())[off];
     case DType::i32: return static_cast<float>(static_cast<const int32_t*>(raw_data())[off]);
     case DType::i64: return static_cast<float>(static_cast<const int64_t*>(raw_data())[off]);
+    case DType::i8: return static_cast<float>(static_cast<const int8_t*>(raw_data())[off]);
     case DType::bf16: {
       uint32_t bits = static_cast<uint32_t>(static_cast<const uint16_t*>(raw_data())[off]) << 16;
       float f;

@@ -23,11 +23,20 @@ std::vector<float> random_values(int64_t count, uint64_t seed, float scale = 1.0
   return t.to_vector();
 }
 
-// The scalar definition: scale = max|x| / qmax (1 if all zero), q = round_half_even(x / scale).
+// max|x| / qmax rounded up to 17 significant bits, written with frexp/ldexp (the kernels use the
+// float's bits).
+float reference_scale(float amax, int qmax) {
+  if (!(amax > 0.0f)) return 1.0f;
+  int e = 0;
+  const double m = std::frexp(static_cast<double>(amax / static_cast<float>(qmax)), &e);  // [0.5, 1)
+  return static_cast<float>(std::ldexp(std::ceil(std::ldexp(m, 17)), e - 17));
+}
+
+// The scalar definition: scale = reference_scale(max|x|, qmax), q = round_half_even(x / scale).
 float reference_quantize(const float* x, int64_t cols, int8_t* q, int qmax = 127) {
   float amax = 0.0f;
   for (int64_t c = 0; c < cols; ++c) amax = std::max(amax, std::fabs(x[c]));
-  const float scale = amax > 0.0f ? amax / static_cast<float>(qmax) : 1.0f;
+  const float scale = reference_scale(amax, qmax);
   const float inv = 1.0f / scale;
   for (int64_t c = 0; c < cols; ++c) q[c] = static_cast<int8_t>(std::nearbyint(x[c] * inv));
   return scale;
@@ -48,6 +57,24 @@ void reference_gemm(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx
       const float a = static_cast<float>(acc);
       out = beta == 0.0f ? (sx[i] * sw[j]) * a : std::fma(sx[i] * sw[j], a, beta * out);
     }
+}
+
+// A row stored as (q, scale) and widened back to q x scale quantizes again to the same q and scale
+// (attn convert's int8 files rely on it), for both weight ranges and rows of any magnitude.
+TEST(Int8Quantize, WidenedRowsQuantizeBackToThemselves) {
+  const int64_t rows = 200, cols = 67;
+  for (int qmax : {127, 63}) {
+    std::vector<float> x = random_values(rows * cols, 7, 1.0f);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) x[r * cols + c] *= std::ldexp(1.0f, static_cast<int>(r % 40) - 20);
+    std::vector<int8_t> q(rows * cols), q2(rows * cols);
+    std::vector<float> s(rows), s2(rows), widened(rows * cols);
+    quantize_rows_s8(x.data(), rows, cols, cols, q.data(), s.data(), qmax);
+    for (int64_t i = 0; i < rows * cols; ++i) widened[i] = static_cast<float>(q[i]) * s[i / cols];
+    quantize_rows_s8(widened.data(), rows, cols, cols, q2.data(), s2.data(), qmax);
+    EXPECT_EQ(s, s2) << "qmax " << qmax;
+    EXPECT_EQ(q, q2) << "qmax " << qmax;
+  }
 }
 
 TEST(Int8Quantize, RowsMatchTheScalarDefinition) {

@@ -5,7 +5,7 @@
 //             "__metadata__": {"key": "value", ...}}
 //
 // Offsets are relative to the start of the data buffer; the tensors tile it exactly, with no
-// gaps or overlaps. Dtypes read and written: F32, BF16, I32, I64.
+// gaps or overlaps. Dtypes read and written: F32, BF16, I32, I64, I8.
 //
 // Checksum: attn writes the CRC-32 of the data buffer into __metadata__ as "crc32" (8 lowercase
 // hex digits) and checks it on load, so a flipped byte in the weights is an error naming the

@@ -14,7 +14,7 @@
 
 namespace attn {
 
-enum class DType : uint8_t { f32, bf16, i32, i64 };
+enum class DType : uint8_t { f32, bf16, i32, i64, i8 };  // i8: stored int8 weights (models/stored_precision.h)
 
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);
