@@ -381,14 +381,12 @@ static void strided_copy(const Tensor& src, Tensor& dst) {
         so += idx[k] * src.strides()[k];
         dof += idx[k] * dst.strides()[k];
       }
-      if (es == 4) {
+      if (sin == 1 && din == 1) {  // a dense row, whatever the element size
+        std::memcpy(d + dof * es, s + so * es, inner * es);
+      } else if (es == 4) {
         const uint32_t* sp = reinterpret_cast<const uint32_t*>(s) + so;
         uint32_t* dp = reinterpret_cast<uint32_t*>(d) + dof;
-        if (sin == 1 && din == 1) {
-          std::memcpy(dp, sp, inner * 4);
-        } else {
-          for (int64_t i = 0; i < inner; ++i) dp[i * din] = sp[i * sin];
-        }
+        for (int64_t i = 0; i < inner; ++i) dp[i * din] = sp[i * sin];
       } else {
         for (int64_t i = 0; i < inner; ++i)
           std::memcpy(d + (dof + i * din) * es, s + (so + i * sin) * es, es);
