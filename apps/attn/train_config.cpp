@@ -113,6 +113,7 @@ std::vector<ConfigKey<C>> make_classification_keys() {
       {{"train.adam_eps", "Adam epsilon", above(0)}, [](C& r) -> Field { return &r.o.adam.eps; }},
       {{"train.weight_decay", "L2 added to the gradient", at_least(0)}, [](C& r) -> Field { return &r.o.adam.weight_decay; }},
       {{"train.clip_norm", "clip the global gradient norm (0: no clipping)", at_least(0)}, [](C& r) -> Field { return &r.o.clip_norm; }},
+      {{"train.ema_decay", "keep a moving average of the weights with this decay (e.g. 0.999), validated and saved as the model; the raw weights go to model_dir/raw (0: none)", fraction_below_one()}, [](C& r) -> Field { return &r.o.ema_decay; }},
       {{"train.label_smoothing", "label smoothing of the training loss (seed: 0)", fraction_below_one()}, [](C& r) -> Field { return &r.o.label_smoothing; }},
       {{"train.max_epochs", "passes over the training set (seed: 20)", at_least(0)}, [](C& r) -> Field { return &r.o.max_epochs; }},
       {{"train.max_steps", "stop after this many batches (0: no limit)", at_least(0)}, [](C& r) -> Field { return &r.o.max_steps; }},

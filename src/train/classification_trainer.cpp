@@ -13,6 +13,7 @@
 #include "attn/models/model_dir.h"
 #include "attn/ops/loss.h"
 #include "attn/train/checkpoint.h"
+#include "attn/train/ema.h"
 #include "attn/train/loop.h"
 #include "attn/train/progress.h"
 
@@ -36,6 +37,7 @@ struct Run {
   double best_loss = INFINITY, best_accuracy = 0;
   int64_t best_step = 0;
   LoopClock clock{0, 0.0, Stopwatch(o.clock)};  // train.clock: wall or this process's CPU time
+  Ema ema = {};  // decay 0: none
 
   int64_t batches_per_epoch() const { return (train.size() + o.batch - 1) / o.batch; }
 };
@@ -108,8 +110,10 @@ void setup(Run& r) {
   if (!o.dev.empty()) r.dev = data::encode_set(data::read_labelled(o.dev), r.cm.labels, r.cm.vocab, c.pad_size, cls, o.dev);
   r.adam = std::make_unique<Adam>(r.cm.model.parameters(), o.adam);
   r.rng = Rng(o.seed * 7919 + 17);
+  if (o.ema_decay > 0) r.ema = make_ema(r.cm.model.parameters(), o.ema_decay);
   const std::string checkpoint = resuming ? restore_newest_valid(o.model_dir, [&r](const std::string& path) {
     restore_state(r, load_checkpoint(path, *r.adam), path);
+    restore_checkpoint_ema(r.ema, r.adam->params, path);
   }) : "";
   if (!checkpoint.empty()) {
     std::fprintf(stderr, "resumed from %s (step %lld)\n", checkpoint.c_str(), static_cast<long long>(r.clock.step));
@@ -162,14 +166,31 @@ double train_step(Run& r, int64_t* samples, int64_t* correct, bool* skipped) {
     r.clock.step += 1;
     r.adam->update(static_cast<float>(learning_rate(o.schedule, r.clock.step)));
     r.adam->zero_grad();
+    if (r.ema.decay > 0) ema_update(r.ema, r.adam->params, r.clock.step);
     return stats.nll_sum / std::max<int64_t>(stats.count, 1);
   }
+}
+
+// The weights validation measures and the model directory holds: their moving average when
+// train.ema_decay is set, else the trained weights (shared) themselves.
+Classifier model_weights(const Run& r) {
+  if (r.ema.decay == 0) return r.cm.model;
+  return classifier_from_tensors(r.cm.model.config, ema_tensors(r.ema), "the weights' moving average");
+}
+
+// Writes the model into model_dir (and, with a moving average, the raw weights into model_dir/raw/).
+void save_model(const Run& r, nlohmann::json training) {
+  if (r.ema.decay > 0) {
+    save_classifier(r.cm, r.o.model_dir + "/raw", {{"training", training}});
+    training["ema_decay"] = r.ema.decay;
+  }
+  save_classifier(ClassifierModel{model_weights(r), r.cm.vocab, r.cm.labels}, r.o.model_dir, {{"training", training}});
 }
 
 // Dev loss and accuracy; saves the model when the loss is the best so far.
 void validate(Run& r, ProgressLog& log) {
   NoGrad no_grad;
-  Classifier fp32 = r.cm.model;  // the f32 master weights (shared), whatever precision trains them
+  Classifier fp32 = model_weights(r);  // the f32 master weights, whatever precision trains them
   prepare(fp32, Precision::fp32, Use::training);
   const int64_t B = 512;
   std::vector<int64_t> all(static_cast<size_t>(r.dev.size()));
@@ -190,8 +211,7 @@ void validate(Run& r, ProgressLog& log) {
     r.best_loss = loss;
     r.best_accuracy = acc;
     r.best_step = r.clock.step;
-    save_classifier(r.cm, r.o.model_dir,
-                    {{"training", {{"step", r.clock.step}, {"epoch", r.epoch}, {"dev_loss", loss}, {"dev_accuracy", acc}}}});
+    save_model(r, {{"step", r.clock.step}, {"epoch", r.epoch}, {"dev_loss", loss}, {"dev_accuracy", acc}});
   }
   char line[200];
   std::snprintf(line, sizeof line, "valid step %lld  epoch %.2f  dev loss %.4f  dev acc %.2f%%%s",
@@ -247,6 +267,7 @@ ClassificationTrainResult train_classifier(const ClassificationTrainOptions& o) 
       return stop;
     };
   task.state = [&r] { return run_state(r); };
+  if (r.ema.decay > 0) task.ema = [&r] { return ema_tensors(r.ema); };
   task.progress = [](const StepSums& w, double seconds) {
     const double loss = w.loss_sum / std::max<int64_t>(w.loss_weight, 1), sps = w.items / seconds;
     char words[128];
@@ -255,7 +276,7 @@ ClassificationTrainResult train_classifier(const ClassificationTrainOptions& o) 
     return std::make_pair(nlohmann::json{{"loss", loss}, {"samples_per_s", sps}}, std::string(words));
   };
   const LoopEnd end = run_training_loop(loop_options(r), r.clock, *r.adam, task);
-  if (r.dev.size() == 0 && end == LoopEnd::finished) save_classifier(r.cm, o.model_dir, {{"training", {{"step", r.clock.step}}}});
+  if (r.dev.size() == 0 && end == LoopEnd::finished) save_model(r, {{"step", r.clock.step}});
   ClassificationTrainResult res{r.clock.step, r.epoch, r.best_loss, r.best_accuracy, r.clock.elapsed(),
                                 total_samples / std::max(train_seconds, 1e-9)};
   std::fprintf(stderr, "done: %lld steps in %s (%.0f training samples/s); best dev loss %.4f, accuracy %.2f%% at step %lld; model in %s\n",

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "attn/io/io.h"
 #include "attn/tensor/random.h"
 
@@ -147,6 +149,36 @@ TEST_F(ClassifierCli, ResumeContinuesExactly) {
   auto b = io::load_safetensors(dir + "/resumed/checkpoints/step-00000012/model.safetensors");
   ASSERT_EQ(a.size(), b.size());
   for (const auto& [k, t] : a) EXPECT_EQ(t.to_vector(), b.at(k).to_vector()) << k;
+}
+
+// train.ema_decay: the checkpoint's average continues exactly across --resume; the model directory
+// holds the average (the validated weights), model_dir/raw the raw weights, and they differ.
+TEST_F(ClassifierCli, MovingAverageResumesExactlyAndIsTheSavedModel) {
+  const std::string ema = " --set train.ema_decay=0.9";
+  train("straight", "--set train.max_steps=12 --set train.checkpoint_every=6" + ema);
+  train("resumed", "--set train.max_steps=6" + ema);
+  train("resumed", "--set train.max_steps=12 --resume" + ema);
+  auto a = io::load_safetensors(dir + "/straight/checkpoints/step-00000012/ema.safetensors");
+  auto b = io::load_safetensors(dir + "/resumed/checkpoints/step-00000012/ema.safetensors");
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [k, t] : a) EXPECT_EQ(t.to_vector(), b.at(k).to_vector()) << k;
+  // The saved model is the average at its best validation's step (a checkpoint's step: every
+  // epoch's end is both), and the raw weights of that step differ from it.
+  const auto config = nlohmann::json::parse(io::read_file(dir + "/straight/config.json"));
+  const int64_t step = config["training"]["step"].get<int64_t>();
+  char name[32];
+  std::snprintf(name, sizeof name, "step-%08lld", static_cast<long long>(step));
+  auto average = io::load_safetensors(dir + "/straight/checkpoints/" + name + "/ema.safetensors");
+  auto saved = io::load_safetensors(dir + "/straight/model.safetensors");
+  auto raw = io::load_safetensors(dir + "/straight/raw/model.safetensors");
+  bool raw_differs = false;
+  for (const auto& [k, t] : average) {
+    EXPECT_EQ(t.to_vector(), saved.at(k).to_vector()) << k;
+    raw_differs = raw_differs || t.to_vector() != raw.at(k).to_vector();
+  }
+  EXPECT_TRUE(raw_differs);
+  EXPECT_EQ(config["training"]["ema_decay"].get<double>(), 0.9);
+  EXPECT_TRUE(fs::exists(dir + "/straight/raw/vocab.txt"));
 }
 
 }  // namespace

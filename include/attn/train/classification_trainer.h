@@ -30,6 +30,7 @@ struct ClassificationTrainOptions {
   LrSchedule schedule{"constant", 1.0, 5e-4, 0, 300};
   AdamOptions adam{0.9f, 0.999f, 1e-8f, 0.0f};  // torch.optim.Adam's defaults, as the seed
   double clip_norm = 0.0;
+  double ema_decay = 0.0;  // a moving average of the weights (train/ema.h), validated and saved; 0: none
   float label_smoothing = 0.0f;   // eps of the training loss (PyTorch's definition); dev loss is plain NLL
   int64_t max_epochs = 20, max_steps = 0;
   double max_minutes = 0.0;
