@@ -19,7 +19,8 @@ const std::string kPrecisionHelp =
 
 using T = TranslationRun;
 
-std::vector<ConfigKey<T>> make_translation_keys() {
+// The data and model keys of task translation.
+std::vector<ConfigKey<T>> translation_data_model_keys() {
   return {
       {{"model_dir", "output directory: model, tokenizer, checkpoints, train_log.jsonl"}, [](T& r) -> Field { return &r.o.model_dir; }},
       {{"data.train_src", "training source text, one sentence a line"}, [](T& r) -> Field { return &r.o.train_src; }},
@@ -48,6 +49,12 @@ std::vector<ConfigKey<T>> make_translation_keys() {
       {{"model.positions", "position encoding", {}, {"sinusoidal", "learned"}}, [](T& r) -> Field { return &r.model.transformer.positions; }},
       {{"model.activation", "activation of the FFN", {}, {"relu", "gelu"}}, [](T& r) -> Field { return &r.model.transformer.activation; }},
       {{"model.max_len", "longest sequence the positions cover", between(1, kMaxPositions)}, [](T& r) -> Field { return &r.model.transformer.max_len; }},
+  };
+}
+
+// The training keys of task translation (train.*).
+std::vector<ConfigKey<T>> translation_train_keys() {
+  return {
       {{"train.max_tokens", "tokens per batch and side (padded batch size * length)", between(1, kMaxTokens)}, [](T& r) -> Field { return &r.o.max_tokens; }},
       {{"train.accumulate", "batches per optimizer step (gradient accumulation)", between(1, 1 << 16)}, [](T& r) -> Field { return &r.o.accumulate; }},
       {{"train.schedule", "learning-rate schedule (noam: the paper's)", {}, kSchedules}, [](T& r) -> Field { return &r.o.schedule.kind; }},
@@ -79,6 +86,12 @@ std::vector<ConfigKey<T>> make_translation_keys() {
       {{"train.valid_beam", "beam used to translate the dev set for BLEU (1: greedy)", between(1, 1024)}, [](T& r) -> Field { return &r.o.valid_beam; }},
       {{"train.valid_sentences", "dev sentences translated for BLEU (0: all)", at_least(0)}, [](T& r) -> Field { return &r.o.valid_sentences; }},
   };
+}
+
+std::vector<ConfigKey<T>> make_translation_keys() {
+  std::vector<ConfigKey<T>> keys = translation_data_model_keys();
+  for (ConfigKey<T>& k : translation_train_keys()) keys.push_back(std::move(k));
+  return keys;
 }
 
 using C = ClassificationRun;
