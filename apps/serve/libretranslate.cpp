@@ -4,7 +4,7 @@
 //     -> {"translatedText": "..." | [...]}
 //   GET /languages -> [{"code": "en", "name": "en", "targets": ["de"]}]
 // The model is the one served as SOURCE-TARGET (--model en-de=DIR); with a single translation
-// model, that one whatever the languages. Errors are LibreTranslate's {"error": "..."} too.
+// model that reads text, that one whatever the languages. Errors are LibreTranslate's {"error": "..."} too.
 #include "service.h"
 
 namespace attn::serve {
@@ -17,7 +17,7 @@ Outcome Service::libretranslate(const nlohmann::json& body) {
   std::string name;
   size_t translation_models = 0;
   for (const auto& m : models_) {
-    if (m->classifier) continue;
+    if (m->classifier || !m->tokenizer) continue;
     ++translation_models;
     if (m->name == source + "-" + target) name = m->name;
     if (source == "auto" && m->name.size() > target.size() + 1 &&
@@ -26,7 +26,7 @@ Outcome Service::libretranslate(const nlohmann::json& body) {
   }
   if (name.empty() && translation_models == 1)
     for (const auto& m : models_)
-      if (!m->classifier) name = m->name;
+      if (!m->classifier && m->tokenizer) name = m->name;
   if (name.empty()) throw HttpError(400, source + " -> " + target + " is not available (GET /languages)");
   const Outcome out = translate({{"model", name}, {"text", body["q"]}});
   if (out.status != 200) return out;
