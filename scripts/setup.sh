@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ cmake make pkg-config libopenblas-dev libdnnl-dev libsentencepiece-dev
           libgtest-dev zlib1g-dev nlohmann-json3-dev libyaml-dev libcli11-dev
-          chromium fonts-dejavu-core python3)  # chromium: the attend page's browser test
+          libcpp-httplib-dev  # attn serve's HTTP server
+          chromium fonts-dejavu-core python3)  # chromium: the attend and serve pages' browser tests
 bench=0; sanitize=0
 for a in "$@"; do
   [ "$a" = --bench ] && bench=1

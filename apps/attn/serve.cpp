@@ -1,7 +1,7 @@
 // attn serve --model NAME=DIR[:fp32|bf16|int8] [--model ...] [--host 127.0.0.1] [--port 8080]
 //            [--max-batch-tokens 4096] [--max-wait-ms 5] [--no-batching] [--max-queue 1024]
 //            [--max-body-bytes 1048576] [--max-sentences 64] [--max-line-bytes 4096] [--timeout-ms 30000]
-//            [--threads N] [--http-threads 128]
+//            [--threads N] [--http-threads 64] [--request-ms 10000]
 // Serves models over HTTP (apps/serve/: routes in http.h, batching in batcher.h, docs/serve.md).
 // SIGTERM or SIGINT: stop accepting, answer every request already received, exit 0.
 #include <signal.h>
@@ -60,7 +60,8 @@ bool parse_flags(int argc, char** argv, ServeFlags& f) {
   add_int(args, "--timeout-ms", f.service.timeout_ms, 1, 3600000, "a request unanswered by then gets 504");
   add_int(args, "--request-ms", f.http.connection.request_ms, 1, 3600000,
           "time to receive one whole request (a slow client is cut off; 408-like close)");
-  add_int(args, "--http-threads", f.http.threads, 1, 4096, "connections served at once");
+  add_int(args, "--http-threads", f.http.threads, 1, 4096,
+          "connections served at once (more wait to be accepted); each thread used holds ~1 MiB");
   add_threads(args, f.service.threads, "all cores");
   if (!parse(args, argc, argv)) return false;
   f.service.batch.max_batch_tokens = static_cast<size_t>(f.max_batch_tokens);
@@ -101,7 +102,8 @@ int run_serve(int argc, char** argv) {
     while (::read(g_stop_pipe[0], &sig, sizeof sig) < 0 && errno == EINTR) {
     }
     if (sig > 0)
-      std::fprintf(stderr, "attn serve: %s: answering the requests received, then exiting\n", strsignal(sig));
+      std::fprintf(stderr, "attn serve: %s: answering the requests received, then exiting\n",
+                   sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : strsignal(sig));
     http.drain();
   });
   http.listen();  // returns once drained

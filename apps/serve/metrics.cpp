@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "attn/tensor/tensor.h"
+
 namespace attn::serve {
 namespace {
 
@@ -65,6 +67,7 @@ void Metrics::batch(const std::string& model, const BatchStats& s, Clock::time_p
   m.tokens += static_cast<double>(s.tokens);
   m.seconds += s.seconds;
   m.recent.emplace_back(now, s.tokens);
+  while (now - m.recent.front().first > std::chrono::duration<double>(kRecentSeconds)) m.recent.pop_front();
 }
 
 std::string Metrics::render(const std::function<size_t(const std::string&)>& queue_depth, Clock::time_point now) {
@@ -95,6 +98,12 @@ std::string Metrics::render(const std::function<size_t(const std::string&)>& que
                                                                                               : recent / kRecentSeconds) + "\n";
     }
   }
+  const StorageCacheStats t = storage_cache_stats();
+  out += "# HELP attn_serve_tensor_bytes Tensor memory: live now, the most ever live, and freed blocks kept for reuse.\n"
+         "# TYPE attn_serve_tensor_bytes gauge\n";
+  out += "attn_serve_tensor_bytes{kind=\"live\"} " + number(static_cast<double>(t.live)) + "\n";
+  out += "attn_serve_tensor_bytes{kind=\"peak\"} " + number(static_cast<double>(t.peak_live)) + "\n";
+  out += "attn_serve_tensor_bytes{kind=\"cached\"} " + number(static_cast<double>(t.cached)) + "\n";
   return out;
 }
 

@@ -6,6 +6,7 @@
 //   attn_serve_sentences_total{model}, attn_serve_tokens_total{model}   computed (source tokens)
 //   attn_serve_compute_seconds_total{model}    time the model's batcher spent computing
 //   attn_serve_tokens_per_second{model}        source tokens computed per second, last 10 s
+//   attn_serve_tensor_bytes{kind}              tensor memory: live, peak live, cached for reuse
 #pragma once
 
 #include <cstddef>

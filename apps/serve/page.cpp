@@ -17,9 +17,9 @@ h1 small { color:var(--muted); font-weight:400; font-size:13px; margin-left:6px;
 label { color:var(--muted); font-size:13px; }
 select { font:inherit; padding:4px 6px; border:1px solid var(--line); border-radius:6px; background:#fff; }
 main { display:grid; grid-template-columns:1fr 1fr; gap:20px; padding:20px 28px; }
-.panel { background:#fff; border:1px solid var(--line); border-radius:10px; padding:14px 16px; min-height:260px; }
+.panel { background:#fff; border:1px solid var(--line); border-radius:10px; padding:14px 16px; min-height:200px; }
 .panel h2 { font-size:13px; text-transform:uppercase; letter-spacing:.05em; color:var(--muted); margin:0 0 8px; font-weight:600; }
-textarea { width:100%; min-height:220px; border:none; outline:none; resize:vertical; font:inherit; color:var(--ink); }
+textarea { width:100%; min-height:150px; border:none; outline:none; resize:vertical; font:inherit; color:var(--ink); }
 .sentence { padding:6px 0 10px; border-bottom:1px dashed var(--line); }
 .sentence:last-child { border-bottom:none; }
 .src { color:var(--muted); font-size:12px; }
@@ -29,9 +29,9 @@ textarea { width:100%; min-height:220px; border:none; outline:none; resize:verti
 .hint { color:var(--muted); font-size:12px; margin-top:10px; }
 #status { color:var(--muted); font-size:13px; margin-left:auto; }
 .error { color:#b3261e; }
-#overlay { position:fixed; inset:0; background:rgba(20,24,35,.55); display:none; }
+#overlay { position:fixed; inset:0; background:rgba(20,24,35,.35); display:none; }
 #overlay.open { display:block; }
-#sheet { position:absolute; inset:4% 4%; background:#fff; border-radius:10px; overflow:hidden; display:flex; flex-direction:column; }
+#sheet { position:absolute; inset:330px 3% 2% 3%; background:#fff; border-radius:10px; overflow:hidden; display:flex; flex-direction:column; }
 #sheet .bar-top { display:flex; align-items:center; padding:8px 14px; border-bottom:1px solid var(--line); gap:10px; }
 #sheet iframe { flex:1; border:none; width:100%; }
 button { font:inherit; border:1px solid var(--line); background:#fff; border-radius:6px; padding:3px 10px; cursor:pointer; }
@@ -181,7 +181,8 @@ function openAttention(m, line, token, word) {
   if (m.task !== "classification") q.set("beam", $("beam").value);
   const frag = m.task === "classification" ? "#stack=encoder_self" : "#stack=cross&head=0&click=" + token;
   $("sheet-title").textContent = "Attention: \u201c" + word + "\u201d";
-  $("sheet-note").textContent = shown[line];
+  $("sheet-note").textContent = shown[line] + (m.task === "classification" ? "" :
+    "  \u00b7  highlighted: the decoder position that outputs \u201c" + word + "\u201d (its input is the token before)");
   document.body.dataset.attention = "opening";
   $("frame").onload = () => {
     const st = $("frame").contentDocument && $("frame").contentDocument.getElementById("state");

@@ -1,5 +1,7 @@
 #include "service.h"
 
+#include <malloc.h>
+
 #include <cstdio>
 
 #include "attn/decode/id_lines.h"
@@ -84,7 +86,17 @@ Service::Service(std::vector<std::unique_ptr<ServedModel>> models, const Service
       if (threads > 0) set_threads(threads);  // OpenMP's thread count is per thread: set it here
       flush_denormals_everywhere();
     };
-    auto on_batch = [this, name = m->name](const BatchStats& s) { metrics_.batch(name, s, Clock::now()); };
+    auto on_batch = [this, name = m->name, last_trim = Clock::now()](const BatchStats& s) mutable {
+      const Clock::time_point now = Clock::now();
+      metrics_.batch(name, s, now);
+      // Hand the heap's freed pages back to the system once a second: batches of every size free
+      // blocks of every size, which glibc otherwise keeps (measured: ~60 MiB more resident after
+      // 10,000 requests without this, docs/serve.md).
+      if (now - last_trim > std::chrono::seconds(1)) {
+        malloc_trim(0);
+        last_trim = now;
+      }
+    };
     batchers_[m->name] = std::make_unique<Batcher>(
         options.batch, [model](const std::vector<std::shared_ptr<Job>>& b) { compute_batch(*model, b); }, setup,
         on_batch);
@@ -112,6 +124,9 @@ const ServedModel& Service::model_for(const nlohmann::json& body, Task task) con
 
 Outcome Service::run(const ServedModel& m, std::shared_ptr<Job> job) {
   std::future<Outcome> answer = job->future();
+  if (job->sentences > options_.batch.max_queue)
+    throw HttpError(413, "the request holds " + std::to_string(job->sentences) + " sentences (pieces), more than model '" +
+                             m.name + "' queues at once (--max-queue " + std::to_string(options_.batch.max_queue) + ")");
   if (!batchers_.at(m.name)->submit(job))
     throw HttpError(503, "model '" + m.name + "' has " + std::to_string(options_.batch.max_queue) +
                              " sentences queued (--max-queue) or is stopping: retry later");
