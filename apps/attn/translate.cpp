@@ -7,10 +7,7 @@
 //                  [--alignment hard|soft [--alignment-layer L] [--alignment-words]] [--output-format text|jsonl]
 // The flags are parsed here into plain option structs; the work is in translate_run.cpp and the
 // library's decode layer (include/attn/decode/). Every input line gives its output line.
-#include <cmath>
-#include <cstdlib>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -74,7 +71,7 @@ void add_constraint_flags(CLI::App& args, TranslateFlags& f) {
   SearchOptions& o = f.search;
   add_text(args, "--prefix", f.prefix,
            "FILE: line N holds the start of output N (text through the model's tokenizer, or ids with --ids; "
-           "blank: none); the search goes on from it (e.g. --prefix starts.de)")->group(group);
+           "blank: none); the search goes on from it (e.g. --prefix starts.de)")->type_name("FILE")->group(group);
   add_int(args, "--min-len", o.min_len, 0, 1 << 24, "no eos before the output holds N tokens (prefix included)")
       ->group(group);
   add_int(args, "--max-len", o.max_len, 0, 1 << 24, "most tokens output, eos included (0: A x source length + B)")
@@ -95,7 +92,7 @@ void add_main_flags(CLI::App& args, TranslateFlags& f) {
   add_repeated(args, "--model", f.models, "model directory (config.json + model.safetensors); twice or more: "
                "an ensemble (e.g. --model a --model b --weights 0.6,0.4)")->type_name("DIR")->required();
   args.add_option("--weights", f.weights, "ensemble: comma-separated weights of the models' log-probs "
-                  "(default: 1/M each, their average)")->group("Ensemble");
+                  "(default: 1/M each, their average)")->type_name("W1,W2,..")->group("Ensemble");
   args.add_flag("--ids", f.ids, "read and write token ids instead of text");
   add_beam(args, o.beam);
   add_real(args, "--length-penalty", o.length_penalty, 0, 100, "alpha of the GNMT length penalty ((5+len)/6)^alpha");
@@ -104,8 +101,8 @@ void add_main_flags(CLI::App& args, TranslateFlags& f) {
   add_threads(args, f.threads, "all cores");
   add_precision(args, f.precision);
   const std::string io = "Input, output and batching";
-  add_text(args, "--input", f.input, "read FILE instead of standard input")->group(io);
-  add_text(args, "--output", f.output_path, "write FILE (atomically, at the end) instead of standard output")
+  add_text(args, "--input", f.input, "read FILE instead of standard input")->type_name("FILE")->group(io);
+  add_text(args, "--output", f.output_path, "write FILE (atomically, at the end) instead of standard output")->type_name("FILE")
       ->group(io);
   add_batch(args, f.batch, "sentences decoded together")->group(io);
   add_int(args, "--batch-tokens", f.batch_tokens, 0, 1 << 24, "batches of at most N source tokens instead of "
@@ -115,22 +112,6 @@ void add_main_flags(CLI::App& args, TranslateFlags& f) {
                   "their outputs joined on its line; nothing is lost), truncate (its first positions), or "
                   "error (stop); split and truncate warn with the line number")
       ->check(CLI::IsMember({"split", "truncate", "error"}))->group(io);
-}
-
-// "0.6,0.4" -> {0.6, 0.4}: one finite number per model.
-std::vector<double> parse_weights(const std::string& text, size_t models) {
-  std::vector<double> weights;
-  if (text.empty()) return weights;
-  std::stringstream s(text);
-  for (std::string item; std::getline(s, item, ',');) {
-    char* end = nullptr;
-    double w = std::strtod(item.c_str(), &end);
-    check(!item.empty() && end == item.c_str() + item.size() && std::isfinite(w), "--weights: '", item,
-          "' is not a number (in '", text, "')");
-    weights.push_back(w);
-  }
-  check(weights.size() == models, "--weights gives ", weights.size(), " weights for ", models, " models ('", text, "')");
-  return weights;
 }
 
 // The checks between flags, once parsed.
@@ -215,7 +196,7 @@ int run_translate(int argc, char** argv) {
   }
   TranslateJob job;
   job.out = LineOutput{&models.front(), f.ids ? nullptr : &text_model->tokenizer, f.output};
-  const std::vector<double> weights = parse_weights(f.weights, models.size());
+  const std::vector<double> weights = parse_weights(f.weights, models.size(), "--weights");
   if (models.size() > 1 || !weights.empty()) {
     std::vector<const Seq2Seq*> pointers;
     for (const Seq2Seq& m : models) pointers.push_back(&m);
