@@ -5,16 +5,30 @@
 # go to build-asan/fuzz-corpus/<target>/ (fuzz/corpus stays small); a failing input is written to
 # fuzz/regressions/<target>/ and the script exits non-zero. Fix the cause, keep the input:
 # tests/fuzz replays it in the ordinary suite.
-# Usage: scripts/fuzz.sh [SECONDS_EACH] [TARGET...]   (targets: ls fuzz/main_*.cpp)
+# Usage: scripts/fuzz.sh [--build-only | --run-only] [SECONDS_EACH] [TARGET...]
+#   (targets: ls fuzz/main_*.cpp). --build-only builds the fuzzers and stops (scripts/setup.sh);
+#   --run-only runs the fuzzers already built, and exits 77 (ctest's "skipped") when they are not
+#   (the suite's fuzz.smoke test).
 # Environment: ATTN_SANITIZE_DIR (default build-asan), ATTN_JOBS (default nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=all
+case "${1:-}" in --build-only|--run-only) mode="${1#--}"; shift ;; esac
 seconds="${1:-60}"
 shift || true
 dir="${ATTN_SANITIZE_DIR:-build-asan}"
-source scripts/sanitize_config.sh
-configure_sanitized "$dir"
-cmake --build "$dir" -j"${ATTN_JOBS:-$(nproc)}" --target fuzzers
+if [ "$mode" != run-only ]; then
+  source scripts/sanitize_config.sh
+  configure_sanitized "$dir"
+  cmake --build "$dir" -j"${ATTN_JOBS:-$(nproc)}" --target fuzzers
+  [ "$mode" = build-only ] && exit 0
+else
+  source scripts/sanitize_config.sh  # the sanitizers' run-time options
+  for f in fuzz/main_*.cpp; do
+    n=$(basename "$f" .cpp)
+    [ -x "$dir/fuzz/fuzz_${n#main_}" ] || { echo "fuzz: $dir/fuzz/fuzz_${n#main_} not built (scripts/fuzz.sh --build-only)" >&2; exit 77; }
+  done
+fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   for f in fuzz/main_*.cpp; do n=$(basename "$f" .cpp); targets+=("${n#main_}"); done

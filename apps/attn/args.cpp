@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 
 #include "attn/error.h"
 #include "attn/kernels/precision.h"
@@ -116,6 +117,21 @@ Precision model_precision(const std::string& flag, const std::string& model_dir)
 }
 
 CLI::Option* add_batch(CLI::App& app, int& n, const std::string& help) { return add_int(app, "--batch", n, 1, 65536, help); }
+
+std::vector<double> parse_weights(const std::string& text, size_t models, const std::string& flag) {
+  std::vector<double> weights;
+  if (text.empty()) return weights;
+  std::stringstream s(text);
+  for (std::string item; std::getline(s, item, ',');) {
+    char* end = nullptr;
+    double w = std::strtod(item.c_str(), &end);
+    check(!item.empty() && end == item.c_str() + item.size() && std::isfinite(w), flag, ": '", item,
+          "' is not a number (in '", text, "')");
+    weights.push_back(w);
+  }
+  check(weights.size() == models, flag, " gives ", weights.size(), " weights for ", models, " models ('", text, "')");
+  return weights;
+}
 
 CLI::Option* add_beam(CLI::App& app, int& k) { return add_int(app, "--beam", k, 1, 1024, "beam size K (1: greedy)"); }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -45,6 +46,10 @@ Precision model_precision(const std::string& flag, const std::string& model_dir)
 CLI::Option* add_batch(CLI::App& app, int& n, const std::string& help);
 // --beam K: the beam size, 1 (greedy) .. 1024.
 CLI::Option* add_beam(CLI::App& app, int& k);
+
+// An ensemble's weights, "0.6,0.4" -> {0.6, 0.4}: one finite number per model ({} for ""); an
+// error naming `flag` otherwise.
+std::vector<double> parse_weights(const std::string& text, size_t models, const std::string& flag);
 
 // Whole number parsing shared with the config keys: decimal digits with an optional sign, in
 // [min, max], else an attn::Error naming `what`.

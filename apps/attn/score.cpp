@@ -2,6 +2,8 @@
 // torch_ref.py's score: sum_t log p(y_t | y_<t, x) over the target followed by eos.
 //   attn score --model M --ids --src source.ids --tgt target.ids [--batch 32] [--precision fp32|bf16|int8]
 //   attn score --model M --src source.txt --tgt target.txt        (text: the model's SentencePiece model)
+//   attn score --model A --model B [--weights 0.6,0.4] ...         (an ensemble: sum_m w_m score_m)
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -11,6 +13,7 @@
 #include "args.h"
 #include "attn/data/text_file.h"
 #include "attn/decode/batch.h"
+#include "attn/decode/ensemble.h"
 #include "attn/decode/id_lines.h"
 #include "attn/decode/score.h"
 #include "attn/decode/text.h"
@@ -51,19 +54,66 @@ std::vector<std::vector<int32_t>> read_text_file(const std::string& path, const 
   return lines;
 }
 
+// The scores, batched by length, printed in input order; one model alone, or the ensemble.
+void print_scores(const std::vector<Seq2Seq>& models, const std::vector<EnsembleMember>& members, bool alone,
+                  const std::vector<std::vector<int32_t>>& sources, const std::vector<std::vector<int32_t>>& targets,
+                  int batch) {
+  std::vector<size_t> lengths;
+  for (size_t i = 0; i < sources.size(); ++i) lengths.push_back(sources[i].size() + targets[i].size());
+  std::vector<double> totals(sources.size());
+  for (const auto& group : length_sorted_batches(lengths, static_cast<size_t>(batch))) {
+    std::vector<std::vector<int32_t>> src, tgt;
+    for (size_t i : group) {
+      src.push_back(sources[i]);
+      tgt.push_back(targets[i]);
+    }
+    std::vector<double> out = alone ? score_translations(models.front(), src, tgt) : score_translations(members, src, tgt);
+    for (size_t j = 0; j < group.size(); ++j) totals[group[j]] = out[j];
+  }
+  for (double t : totals) std::printf("%.6f\n", t);
+}
+
+// Every --model, prepared for inference; in text mode also the first one's tokenizer (the
+// others' must be the same).
+std::vector<Seq2Seq> load_models(const std::vector<std::string>& dirs, bool ids, const std::string& precision,
+                                 std::optional<TranslationModel>& text_model) {
+  std::vector<Seq2Seq> models;
+  for (const std::string& dir : dirs) {
+    if (ids) {
+      models.push_back(load_seq2seq(dir));
+    } else {
+      TranslationModel tm = load_translation_model(dir);
+      models.push_back(tm.model);
+      if (text_model)
+        check(tm.tokenizer.serialized() == text_model->tokenizer.serialized(), "--model ", dir,
+              ": its tokenizer differs from the first model's (", dirs.front(), "): an ensemble reads one vocabulary");
+      else
+        text_model.emplace(std::move(tm));
+    }
+    prepare(models.back(), model_precision(precision, dir), Use::inference);  // weights converted once
+  }
+  return models;
+}
+
 }  // namespace
 
 int run_score(int argc, char** argv) {
   CLI::App args{"Prints, a line per sentence pair, the total log-probability of the target given the\n"
                 "source: sum_t log p(y_t | y_<t, x) over the target ids followed by eos, bos as the\n"
                 "first decoder input (torch_ref.py's score). With --ids, source lines are fed to the encoder\n"
-                "as given; text is tokenised with the model's SentencePiece model (eos appended to the source).",
+                "as given; text is tokenised with the model's SentencePiece model (eos appended to the source).\n"
+                "Several --model: an ensemble's score, sum_m w_m score_m (= sum_t sum_m w_m log p_m(y_t)).",
                 "attn score"};
-  describe(args, "attn score --model runs/ende --src news.en --tgt news.de > scores.txt");
-  std::string model, src_path, tgt_path, precision_flag;
+  describe(args, "attn score --model runs/ende --src news.en --tgt news.de > scores.txt\n"
+                 "  attn score --model runs/a --model runs/b --weights 0.6,0.4 --src news.en --tgt news.de");
+  std::vector<std::string> model_dirs;
+  std::string src_path, tgt_path, precision_flag, weights_flag;
   bool ids = false;
   int batch = 32, threads = 0;
-  add_model(args, model, "model directory (config.json + model.safetensors)");
+  add_repeated(args, "--model", model_dirs, "model directory (config.json + model.safetensors); twice or more: "
+               "an ensemble")->type_name("DIR")->required();
+  args.add_option("--weights", weights_flag, "ensemble: comma-separated weights of the models' log-probs "
+                  "(default: 1/M each)");
   args.add_flag("--ids", ids, "the files hold token ids, one sentence a line");
   add_text(args, "--src", src_path, "source file")->required();
   add_text(args, "--tgt", tgt_path, "target file, as many lines as the source")->required();
@@ -74,9 +124,16 @@ int run_score(int argc, char** argv) {
   if (threads_given->count()) set_threads(threads);
 
   std::optional<TranslationModel> text_model;
-  if (!ids) text_model.emplace(load_translation_model(model));
-  Seq2Seq m = text_model ? text_model->model : load_seq2seq(model);  // either family
-  const Seq2SeqCommon config = m.common();
+  std::vector<Seq2Seq> models = load_models(model_dirs, ids, precision_flag, text_model);
+  std::vector<const Seq2Seq*> pointers;
+  for (const Seq2Seq& m : models) pointers.push_back(&m);
+  const std::vector<EnsembleMember> members =
+      make_ensemble(pointers, parse_weights(weights_flag, models.size(), "--weights"));
+  Seq2SeqCommon config = models.front().common();
+  for (const Seq2Seq& m : models) {  // ids every model can read
+    config.src_vocab = std::min(config.src_vocab, m.common().src_vocab);
+    config.max_len = std::min(config.max_len, m.common().max_len);
+  }
   auto sources = text_model ? read_text_file(src_path, text_model->tokenizer, config.eos_id)
                             : read_id_file(src_path, config.src_vocab, config.max_len);
   auto targets = text_model ? read_text_file(tgt_path, text_model->tokenizer, -1)
@@ -89,21 +146,7 @@ int run_score(int argc, char** argv) {
     check(!all_pad, src_path, ":", i + 1, ": empty source line, or only padding ids ",
           config.pad_id, " (nothing to condition on)");
   }
-
-  prepare(m, model_precision(precision_flag, model), Use::inference);  // weights converted once
-  std::vector<size_t> lengths;
-  for (size_t i = 0; i < sources.size(); ++i) lengths.push_back(sources[i].size() + targets[i].size());
-  std::vector<double> totals(sources.size());
-  for (const auto& group : length_sorted_batches(lengths, static_cast<size_t>(batch))) {
-    std::vector<std::vector<int32_t>> src, tgt;
-    for (size_t i : group) {
-      src.push_back(sources[i]);
-      tgt.push_back(targets[i]);
-    }
-    std::vector<double> out = score_translations(m, src, tgt);
-    for (size_t j = 0; j < group.size(); ++j) totals[group[j]] = out[j];
-  }
-  for (double t : totals) std::printf("%.6f\n", t);
+  print_scores(models, members, weights_flag.empty() && models.size() == 1, sources, targets, batch);
   return 0;
 }
 

@@ -1,136 +1,135 @@
-// attn translate: greedy or beam search over standard input, one sentence a line.
-//   attn translate --model M --ids [--beam 4] [--length-penalty 0.6] [--max-len N] [--batch 32]
-//                  [--n-best 1] [--threads N] [--precision fp32|bf16|int8]  < source.ids > output.ids
+// attn translate: greedy or beam search (or sampling) over standard input, one sentence a line.
+//   attn translate --model M [--model M2 --weights 0.6,0.4] [--ids] [--beam 4] [--length-penalty 0.6]
+//                  [--sampling-topk K --sampling-topp P --sampling-temperature T --seed S]
+//                  [--prefix FILE] [--min-len N] [--max-len N | --max-len-a A --max-len-b B]
+//                  [--no-repeat-ngram N] [--repetition-penalty R] [--batch 32 | --batch-tokens N]
+//                  [--input FILE] [--output FILE] [--n-best 1] [--threads N] [--precision fp32|bf16|int8]
 //                  [--alignment hard|soft [--alignment-layer L] [--alignment-words]] [--output-format text|jsonl]
-// Lines are read in windows of several batches; within a window sentences are sorted by length
-// into batches (less padding), and the window's output is written in input order. Every input
-// line gives its output line: a blank one an empty line, one longer than the model's positions
-// its pieces' translations joined (--on-long, decode/long_lines.h).
-#include <algorithm>
-#include <cstdio>
-#include <iostream>
+// The flags are parsed here into plain option structs; the work is in translate_run.cpp and the
+// library's decode layer (include/attn/decode/). Every input line gives its output line.
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "args.h"
-#include "attn/data/text_file.h"
-#include "attn/decode/batch.h"
-#include "attn/decode/id_lines.h"
-#include "attn/decode/long_lines.h"
-#include "attn/decode/search.h"
 #include "attn/decode/text.h"
 #include "attn/error.h"
 #include "attn/kernels/precision.h"
 #include "attn/models/model_dir.h"
-#include "attn/models/seq2seq.h"
 #include "attn/runtime.h"
-#include "translate_output.h"
+#include "translate_run.h"
 
 namespace attn::cli {
 namespace {
 
-constexpr size_t kBatchesPerWindow = 8;
-
-struct Line {
-  int64_t number;  // 1-based, for messages
-  std::vector<std::vector<int32_t>> pieces;  // the source, in pieces that fit the model; none: blank
-};
-
-// The encoder's ids a line's alignment is read against: its one piece. A line translated in
-// pieces has no alignment over the whole (each piece attended to its own source); it gets none,
-// with a warning, rather than one that would mislead.
-std::vector<int32_t> source_of(const Line& line, const OutputOptions& options) {
-  if (line.pieces.size() == 1) return line.pieces.front();
-  if (line.pieces.size() > 1 && !options.alignment.empty())
-    std::fprintf(stderr, "warning: <stdin>:%lld: translated in %zu pieces: no alignment printed for it\n",
-                 static_cast<long long>(line.number), line.pieces.size());
-  return {};
-}
-
-// Translates a window of lines and prints them in input order. Blank lines give empty output.
-void translate_window(const LineOutput& out, const std::vector<Line>& window, const SearchOptions& o,
-                      size_t batch) {
-  const Seq2Seq& m = *out.model;
-  std::vector<std::pair<size_t, size_t>> where;  // (line, piece) of each source
-  std::vector<size_t> lengths;
-  for (size_t i = 0; i < window.size(); ++i)
-    for (size_t j = 0; j < window[i].pieces.size(); ++j) {
-      where.emplace_back(i, j);
-      lengths.push_back(window[i].pieces[j].size());
-    }
-  std::vector<std::vector<std::vector<Hypothesis>>> parts(window.size());
-  for (size_t i = 0; i < window.size(); ++i) parts[i].resize(window[i].pieces.size());
-  for (const auto& group : length_sorted_batches(lengths, batch)) {
-    std::vector<std::vector<int32_t>> sources;
-    for (size_t k : group) sources.push_back(window[where[k].first].pieces[where[k].second]);
-    std::vector<std::vector<Hypothesis>> out = search(m, sources, o);
-    for (size_t j = 0; j < group.size(); ++j) parts[where[group[j]].first][where[group[j]].second] = std::move(out[j]);
-  }
-  for (size_t i = 0; i < window.size(); ++i)
-    std::fputs(format_line(out, window[i].number, source_of(window[i], out.options),
-                           parts[i].empty() ? std::vector<Hypothesis>{} : join_pieces(parts[i]))
-                   .c_str(),
-               stdout);
-  std::fflush(stdout);
-}
-
 // The command line of attn translate.
 struct TranslateFlags {
-  std::string model, precision, on_long = "split";
+  std::vector<std::string> models;
+  std::string weights, precision, on_long = "split", seed = "0";
   bool ids = false;
-  int threads = 0, batch = 32;  // threads 0: all cores
+  int threads = 0, batch = 32, batch_tokens = 0;  // threads 0: all cores
   SearchOptions search;
   OutputOptions output;
+  std::string input, output_path, prefix;
 };
 
 // --alignment [hard|soft], --alignment-layer, --alignment-words, --output-format text|jsonl.
 void add_output_flags(CLI::App& args, OutputOptions& out, std::string& format) {
+  const std::string group = "Output";
   args.add_option("--alignment", out.alignment,
                   "after each translation, ' ||| ' and the word alignment from the encoder-decoder attention "
-                  "(heads averaged): hard (default) 'source-target' index pairs, or soft (the rows of weights)")
-      ->expected(0, 1);
+                  "(heads averaged; with an ensemble, the first model's): hard (default) 'source-target' index "
+                  "pairs, or soft (the rows of weights)")
+      ->expected(0, 1)->group(group);
   add_int(args, "--alignment-layer", out.alignment_layer, 0, 1 << 16,
-          "the decoder layer alignments are read from, 1-based (0: the second-to-last)");
+          "the decoder layer alignments are read from, 1-based (0: the second-to-last)")->group(group);
   args.add_flag("--alignment-words", out.alignment_words,
-                "align whitespace words instead of SentencePiece pieces");
+                "align whitespace words instead of SentencePiece pieces")->group(group);
   args.add_option("--output-format", format,
                   "text, or jsonl: one JSON object a line (text, tokens, ids, score, logprob; n_best with --n-best; "
-                  "alignment and source_tokens with --alignment)");
+                  "alignment and source_tokens with --alignment)")->group(group);
 }
 
-// Returns false when --help was asked for.
-bool parse_flags(int argc, char** argv, TranslateFlags& f) {
-  CLI::App args{"Translates standard input to standard output, one sentence a line, with greedy\n"
-                "(--beam 1) or beam search. Text is tokenised with the model's SentencePiece model (eos\n"
-                "appended) and the output detokenised. With --ids, lines are space-separated token ids, fed to the\n"
-                "encoder exactly as given (add eos yourself if the model expects it); the output is the\n"
-                "ids without eos. A blank line (empty or only spaces) gives an empty line; a line longer than the\n"
-                "model's positions is split (--on-long). Input is UTF-8; a '\\r' before the newline is dropped.",
-                "attn translate"};
-  describe(args, "attn translate --model runs/ende --beam 4 < news.en > news.de");
+// --sampling-topk, --sampling-topp, --sampling-temperature, --seed (decode/sampling.h).
+void add_sampling_flags(CLI::App& args, TranslateFlags& f) {
+  const std::string group = "Sampling (beam 1; e.g. --sampling-topk 10 --sampling-temperature 0.8 --seed 7)";
+  SamplingOptions& s = f.search.sampling;
+  add_int(args, "--sampling-topk", s.top_k, 0, 1 << 24,
+          "sample each next token from the K most probable (0: from all; 1: greedy)")->group(group);
+  add_real(args, "--sampling-topp", s.top_p, 1e-9, 1,
+           "sample from the fewest most probable tokens whose probability reaches P (nucleus)")->group(group);
+  add_real(args, "--sampling-temperature", s.temperature, 1e-6, 1e6,
+           "divide the log-probs by T before the softmax (< 1 sharper, > 1 flatter)")->group(group);
+  args.add_option("--seed", f.seed, "the random stream's seed; an output depends only on it, its input line and "
+                  "the model (not on batching or threads). With --n-best N: N independent samples")
+      ->type_name("S")->default_str("0")->group(group);
+}
+
+// --prefix, --min-len, --max-len(-a/-b), --no-repeat-ngram, --repetition-penalty (decode/constraints.h).
+void add_constraint_flags(CLI::App& args, TranslateFlags& f) {
+  const std::string group = "Prefix, length and repetition";
   SearchOptions& o = f.search;
-  add_model(args, f.model, "model directory (config.json + model.safetensors)");
+  add_text(args, "--prefix", f.prefix,
+           "FILE: line N holds the start of output N (text through the model's tokenizer, or ids with --ids; "
+           "blank: none); the search goes on from it (e.g. --prefix starts.de)")->type_name("FILE")->group(group);
+  add_int(args, "--min-len", o.min_len, 0, 1 << 24, "no eos before the output holds N tokens (prefix included)")
+      ->group(group);
+  add_int(args, "--max-len", o.max_len, 0, 1 << 24, "most tokens output, eos included (0: A x source length + B)")
+      ->group(group);
+  add_real(args, "--max-len-a", o.max_len_a, 0, 1e6, "A of the maximum length A x source length + B")->group(group);
+  add_int(args, "--max-len-b", o.max_len_b, 0, 1 << 24, "B of the maximum length A x source length + B")
+      ->group(group);
+  add_int(args, "--no-repeat-ngram", o.no_repeat_ngram, 0, 1 << 16,
+          "no N-gram of tokens twice in an output (e.g. --no-repeat-ngram 3; 0: off)")->group(group);
+  add_real(args, "--repetition-penalty", o.repetition_penalty, 1e-6, 1e6,
+           "log-probs of tokens already in the output times R, then renormalised (R > 1 discourages "
+           "repeats; e.g. --repetition-penalty 1.2)")->group(group);
+}
+
+// The rest: model(s), search, batching, input and output.
+void add_main_flags(CLI::App& args, TranslateFlags& f) {
+  SearchOptions& o = f.search;
+  add_repeated(args, "--model", f.models, "model directory (config.json + model.safetensors); twice or more: "
+               "an ensemble (e.g. --model a --model b --weights 0.6,0.4)")->type_name("DIR")->required();
+  args.add_option("--weights", f.weights, "ensemble: comma-separated weights of the models' log-probs "
+                  "(default: 1/M each, their average)")->type_name("W1,W2,..")->group("Ensemble");
   args.add_flag("--ids", f.ids, "read and write token ids instead of text");
   add_beam(args, o.beam);
   add_real(args, "--length-penalty", o.length_penalty, 0, 100, "alpha of the GNMT length penalty ((5+len)/6)^alpha");
-  add_int(args, "--max-len", o.max_len, 0, 1 << 24, "most tokens generated, eos included (0: source length + 50)");
-  add_batch(args, f.batch, "sentences decoded together");
-  CLI::Option* n_best = add_int(args, "--n-best", o.n_best, 1, 1024,
-                                "print the N best as 'i ||| ids ||| score' lines (i from 0; score: log-prob over the "
-                                "length penalty)");
+  add_int(args, "--n-best", o.n_best, 1, 1024, "print the N best as 'i ||| ids ||| score' lines (i from 0; score: "
+          "log-prob over the length penalty); with sampling, N samples");
   add_threads(args, f.threads, "all cores");
   add_precision(args, f.precision);
+  const std::string io = "Input, output and batching";
+  add_text(args, "--input", f.input, "read FILE instead of standard input")->type_name("FILE")->group(io);
+  add_text(args, "--output", f.output_path, "write FILE (atomically, at the end) instead of standard output")->type_name("FILE")
+      ->group(io);
+  add_batch(args, f.batch, "sentences decoded together")->group(io);
+  add_int(args, "--batch-tokens", f.batch_tokens, 0, 1 << 24, "batches of at most N source tokens instead of "
+          "--batch sentences (CTranslate2's batch_type tokens; e.g. --batch-tokens 2048)")->group(io);
   args.add_option("--on-long", f.on_long,
                   "a source longer than the model's positions: split (default: translated in pieces that fit, "
                   "their outputs joined on its line; nothing is lost), truncate (its first positions), or "
                   "error (stop); split and truncate warn with the line number")
-      ->check(CLI::IsMember({"split", "truncate", "error"}));
-  std::string format = "text";
-  add_output_flags(args, f.output, format);
-  if (!parse(args, argc, argv)) return false;
-  check(o.n_best <= o.beam, "--n-best must be between 1 and --beam (", o.beam, "), got ", o.n_best);
-  f.output.n_best = n_best->count() > 0;
+      ->check(CLI::IsMember({"split", "truncate", "error"}))->group(io);
+}
+
+// The checks between flags, once parsed.
+void check_flags(const CLI::App& args, TranslateFlags& f, const std::string& format) {
+  SearchOptions& o = f.search;
+  SamplingOptions& s = o.sampling;
+  s.on = args.count("--sampling-topk") + args.count("--sampling-topp") + args.count("--sampling-temperature") > 0;
+  s.seed = static_cast<uint64_t>(parse_whole("--seed", f.seed, 0, INT64_MAX));
+  if (s.on) {
+    check(args.count("--beam") == 0 || o.beam == 1, "sampling draws one token per step: --beam must be 1, got ", o.beam);
+    o.beam = 1;
+  } else {
+    check(o.n_best <= o.beam, "--n-best must be between 1 and --beam (", o.beam, "), got ", o.n_best);
+  }
+  check(args.count("--max-len") == 0 || args.count("--max-len-a") + args.count("--max-len-b") == 0,
+        "--max-len is a fixed length; --max-len-a/--max-len-b give one per source: use one or the other");
+  check(args.count("--weights") == 0 || !f.weights.empty(), "--weights needs a value");
+  f.output.n_best = args.count("--n-best") > 0;
   check(format == "text" || format == "jsonl", "--output-format must be text or jsonl, got '", format, "'");
   f.output.jsonl = format == "jsonl";
   OutputOptions& out = f.output;
@@ -140,32 +139,31 @@ bool parse_flags(int argc, char** argv, TranslateFlags& f) {
   check(out.alignment.size() || (out.alignment_layer == 0 && !out.alignment_words),
         "--alignment-layer and --alignment-words need --alignment");
   check(!(out.alignment_words && f.ids), "--alignment-words needs text (SentencePiece pieces), not --ids");
-  return true;
 }
 
-// Input line `number` as the pieces to translate, with a warning when it had to be cut.
-Line read_line(std::string& text, int64_t number, const Seq2SeqCommon& config, OnLong on_long,
-               const data::Tokenizer* tokenizer) {
-  const std::string where = "<stdin>:" + std::to_string(number);
-  data::clean_stream_line(text, number, "<stdin>");
-  const size_t positions = static_cast<size_t>(config.max_len);
-  FittedSource f;
-  if (tokenizer == nullptr) {
-    f = fit_ids(parse_ids(text, config.src_vocab, where), positions, on_long, where);
-    bool all_pad = !f.pieces.empty();
-    for (const auto& piece : f.pieces)
-      for (int32_t id : piece) all_pad = all_pad && id == config.pad_id;
-    check(!all_pad, where, ": every id is the padding id ", config.pad_id, ", nothing to translate");
-  } else if (!data::is_blank(text)) {
-    f = fit_text(*tokenizer, text, config.eos_id, positions, on_long, where);
-  }
-  if (f.pieces.size() > 1)
-    std::fprintf(stderr, "warning: %s: %zu tokens, more than the model's %zu positions: translated in %zu pieces, "
-                 "joined on its output line (--on-long split)\n", where.c_str(), f.tokens, positions, f.pieces.size());
-  if (f.truncated)
-    std::fprintf(stderr, "warning: %s: %zu tokens, more than the model's %zu positions: truncated to them "
-                 "(--on-long truncate)\n", where.c_str(), f.tokens, positions);
-  return Line{number, std::move(f.pieces)};
+// Returns false when --help was asked for.
+bool parse_flags(int argc, char** argv, TranslateFlags& f) {
+  CLI::App args{"Translates standard input (or --input) to standard output (or --output), one sentence a line,\n"
+                "with greedy (--beam 1) or beam search, or by sampling. Text is tokenised with the model's\n"
+                "SentencePiece model (eos appended) and the output detokenised. With --ids, lines are\n"
+                "space-separated token ids, fed to the encoder exactly as given (add eos yourself if the model\n"
+                "expects it); the output is the ids without eos. A blank line (empty or only spaces) gives an\n"
+                "empty line; a line longer than the model's positions is split (--on-long). Input is UTF-8; a\n"
+                "'\\r' before the newline is dropped. Several --model: one search over their weighted log-probs.\n"
+                "docs/decoding.md describes every option.",
+                "attn translate"};
+  describe(args, "attn translate --model runs/ende --beam 4 < news.en > news.de\n"
+                 "  attn translate --model runs/a --model runs/b --weights 0.6,0.4 --input news.en --output news.de\n"
+                 "  attn translate --model runs/ende --sampling-topp 0.9 --seed 1 --n-best 5 < news.en\n"
+                 "  attn translate --model runs/ende --prefix starts.de --no-repeat-ngram 3 < news.en");
+  add_main_flags(args, f);
+  add_sampling_flags(args, f);
+  add_constraint_flags(args, f);
+  std::string format = "text";
+  add_output_flags(args, f.output, format);
+  if (!parse(args, argc, argv)) return false;
+  check_flags(args, f, format);
+  return true;
 }
 
 }  // namespace
@@ -174,31 +172,44 @@ int run_translate(int argc, char** argv) {
   TranslateFlags f;
   if (!parse_flags(argc, argv, f)) return 0;
   if (f.threads > 0) set_threads(f.threads);
-  const SearchOptions& o = f.search;
-  const std::string& model = f.model;
-  const int batch = f.batch;
-  const bool ids_mode = f.ids;
+  // Every model, with its tokenizer in text mode (the first one's is used; the others must equal it).
+  std::vector<Seq2Seq> models;
+  models.reserve(f.models.size());  // job.out points at the first
   std::optional<TranslationModel> text_model;
-  if (!ids_mode) text_model.emplace(load_translation_model(model));
-  Seq2Seq m = ids_mode ? load_seq2seq(model) : text_model->model;  // either family
-  const Seq2SeqCommon config = m.common();
-  check(o.max_len <= config.max_len, "--max-len ", o.max_len, " is more than the model's ",
-        config.max_len, " positions (max_len in ", model, "/config.json)");
-  prepare(m, model_precision(f.precision, f.model), Use::inference);  // weights converted once
-  const OnLong on_long = parse_on_long(f.on_long, "--on-long");
-  const LineOutput out{&m, ids_mode ? nullptr : &text_model->tokenizer, f.output};
-  size_t window_size = static_cast<size_t>(batch) * kBatchesPerWindow;
-  std::vector<Line> window;
-  std::string text;
-  for (int64_t number = 1; std::getline(std::cin, text); ++number) {
-    window.push_back(read_line(text, number, config, on_long, out.tokenizer));
-    if (window.size() == window_size) {
-      translate_window(out, window, o, static_cast<size_t>(batch));
-      window.clear();
+  for (const std::string& dir : f.models) {
+    if (f.ids) {
+      models.push_back(load_seq2seq(dir));
+    } else {
+      TranslationModel tm = load_translation_model(dir);
+      models.push_back(tm.model);
+      if (text_model)
+        check(tm.tokenizer.serialized() == text_model->tokenizer.serialized(), "--model ", dir,
+              ": its tokenizer differs from the first model's (", f.models.front(), "): an ensemble reads and "
+              "writes one vocabulary");
+      else
+        text_model.emplace(std::move(tm));
     }
+    const int64_t positions = models.back().common().max_len;
+    check(f.search.max_len <= positions, "--max-len ", f.search.max_len, " is more than the model's ", positions,
+          " positions (max_len in ", dir, "/config.json)");
+    prepare(models.back(), model_precision(f.precision, dir), Use::inference);  // weights converted once
   }
-  if (!window.empty()) translate_window(out, window, o, static_cast<size_t>(batch));
-  return 0;
+  TranslateJob job;
+  job.out = LineOutput{&models.front(), f.ids ? nullptr : &text_model->tokenizer, f.output};
+  const std::vector<double> weights = parse_weights(f.weights, models.size(), "--weights");
+  if (models.size() > 1 || !weights.empty()) {
+    std::vector<const Seq2Seq*> pointers;
+    for (const Seq2Seq& m : models) pointers.push_back(&m);
+    job.ensemble = make_ensemble(pointers, weights);
+  }
+  job.search = f.search;
+  job.batch = static_cast<size_t>(f.batch);
+  job.batch_tokens = static_cast<size_t>(f.batch_tokens);
+  job.on_long = parse_on_long(f.on_long, "--on-long");
+  job.input = f.input;
+  job.output = f.output_path;
+  job.prefix_path = f.prefix;
+  return translate_lines(job);
 }
 
 }  // namespace attn::cli

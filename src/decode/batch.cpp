@@ -35,4 +35,22 @@ std::vector<std::vector<size_t>> length_sorted_batches(const std::vector<size_t>
   return batches;
 }
 
+std::vector<std::vector<size_t>> token_sorted_batches(const std::vector<size_t>& lengths, size_t max_tokens) {
+  check(max_tokens >= 1, "token_sorted_batches: max_tokens must be at least 1, got ", max_tokens);
+  std::vector<size_t> order(lengths.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lengths[a] < lengths[b]; });
+  std::vector<std::vector<size_t>> batches;
+  size_t tokens = 0;
+  for (size_t i : order) {
+    if (batches.empty() || (!batches.back().empty() && tokens + lengths[i] > max_tokens)) {
+      batches.emplace_back();
+      tokens = 0;
+    }
+    batches.back().push_back(i);
+    tokens += lengths[i];
+  }
+  return batches;
+}
+
 }  // namespace attn

@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
+#include <limits>
 
-#include "attn/decode/batch.h"
-#include "attn/decode/rnn_step_decoder.h"
-#include "attn/decode/step_decoder.h"
+#include "attn/decode/constraints.h"
+#include "attn/decode/sampling.h"
 #include "attn/error.h"
 #include "attn/parallel.h"
 
@@ -67,7 +66,8 @@ void advance(SentenceSearch& s, const std::vector<TopK>& best, int k, double alp
   std::vector<Candidate> cands;
   for (size_t j = 0; j < s.alive.size(); ++j)
     for (const auto& [value, token] : best[static_cast<size_t>(s.alive[j].row)])
-      cands.push_back({j, token, s.alive[j].logprob + static_cast<double>(value)});
+      if (value != -std::numeric_limits<float>::infinity())  // banned (decode/constraints.h)
+        cands.push_back({j, token, s.alive[j].logprob + static_cast<double>(value)});
   std::stable_sort(cands.begin(), cands.end(),
                    [](const Candidate& a, const Candidate& b) { return a.logprob > b.logprob; });
   // Walked in order: eos -> finished, else -> the new beam, until it holds k.
@@ -112,14 +112,20 @@ std::vector<Hypothesis> results(const SentenceSearch& s, double alpha, int n_bes
   return out;
 }
 
-int64_t max_len_of(int64_t model_max_len, const std::vector<int32_t>& source, const SearchOptions& o) {
-  if (o.max_len > 0) {
-    check(o.max_len <= model_max_len, "search: max_len ", o.max_len,
-          " beyond the model's positions (max_len ", model_max_len, " in its config)");
-    return o.max_len;
+// A sentence's maximum output length: max_len, else a x source length + b (the paper's + 50 by
+// default); at least the prefix + 1; within the positions the decoder has.
+int64_t max_len_of(int64_t positions, int64_t source_len, size_t prefix_len, const SearchOptions& o) {
+  int64_t n = o.max_len;
+  if (n > 0) {
+    check(n <= positions, "search: max_len ", n, " beyond the model's positions (max_len ", positions,
+          " in its config)");
+  } else {
+    n = std::max<int64_t>(1, static_cast<int64_t>(std::floor(o.max_len_a * static_cast<double>(source_len))) + o.max_len_b);
   }
-  // The paper's input length + 50, within the positions the model has.
-  return std::min<int64_t>(static_cast<int64_t>(source.size()) + 50, model_max_len);
+  n = std::max<int64_t>(n, static_cast<int64_t>(prefix_len) + 1);
+  check(static_cast<int64_t>(prefix_len) < positions, "search: a target prefix of ", prefix_len,
+        " tokens leaves no room in the model's ", positions, " positions");
+  return std::min<int64_t>(n, positions);
 }
 
 }  // namespace
@@ -130,15 +136,30 @@ double length_penalty(int64_t len, double alpha) {
 
 namespace {
 
-// The decoder as the loop below drives it, whatever the model: feed one token per row and get
-// log-probs [rows, V]; keep rows (see step_decoder.h and rnn_step_decoder.h).
-struct RowDecoder {
-  std::function<Tensor(const std::vector<int32_t>&)> step;
-  std::function<void(const std::vector<int64_t>&, bool)> select_rows;
-};
+const std::vector<int32_t> kNoPrefix;
+
+// Rewrites the step's log-probs by the forced prefixes and decode/constraints.h; untouched when
+// neither applies, so the plain search stays exactly torch_ref.py's.
+void constrain(Tensor& logp, const std::vector<SentenceSearch>& sentences, const SentenceInputs& in,
+               const Constraints& c) {
+  std::vector<const std::vector<int32_t>*> histories;
+  std::vector<int32_t> forced;
+  bool any_forced = false;
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    if (sentences[i].done) continue;
+    const std::vector<int32_t>& prefix = in.prefixes.empty() ? kNoPrefix : in.prefixes[i];
+    for (const Prefix& p : sentences[i].alive) {
+      histories.push_back(&p.tokens);
+      forced.push_back(p.tokens.size() < prefix.size() ? prefix[p.tokens.size()] : -1);
+      any_forced = any_forced || forced.back() >= 0;
+    }
+  }
+  if (any_forced || c.any()) constrain_rows(logp, histories, forced, c);
+}
 
 std::vector<std::vector<Hypothesis>> run_search(RowDecoder& decoder, const std::vector<int64_t>& max_lens,
-                                                int32_t bos, int32_t eos, const SearchOptions& o) {
+                                                const SearchOptions& o, const SentenceInputs& in) {
+  const Constraints constraints{o.min_len, o.no_repeat_ngram, o.repetition_penalty, decoder.eos_id};
   std::vector<SentenceSearch> sentences(max_lens.size());
   for (size_t i = 0; i < max_lens.size(); ++i) {
     sentences[i].alive.push_back({{}, 0.0, static_cast<int64_t>(i)});
@@ -149,16 +170,18 @@ std::vector<std::vector<Hypothesis>> run_search(RowDecoder& decoder, const std::
     std::vector<int32_t> tokens;
     for (const SentenceSearch& s : sentences) {
       if (s.done) continue;
-      for (const Prefix& p : s.alive) tokens.push_back(p.tokens.empty() ? bos : p.tokens.back());
+      for (const Prefix& p : s.alive) tokens.push_back(p.tokens.empty() ? decoder.bos_id : p.tokens.back());
     }
-    const std::vector<TopK> best = top_k_rows(decoder.step(tokens), o.beam);  // of log-probs [rows, tgt_vocab]
+    Tensor logp = decoder.step(tokens);  // [rows, tgt_vocab]
+    constrain(logp, sentences, in, constraints);
+    const std::vector<TopK> best = top_k_rows(logp, o.beam);
     // Advance each sentence; the survivors' parents are the rows kept for the next step.
     std::vector<int64_t> rows;
     bool same_sources = true;  // each sentence keeps as many rows as it had
     for (SentenceSearch& s : sentences) {
       if (s.done) continue;
       size_t before = s.alive.size();
-      advance(s, best, o.beam, o.length_penalty, eos, steps);
+      advance(s, best, o.beam, o.length_penalty, decoder.eos_id, steps);
       same_sources = same_sources && !s.done && s.alive.size() == before;
       if (s.done) continue;
       for (Prefix& p : s.alive) {
@@ -176,46 +199,71 @@ std::vector<std::vector<Hypothesis>> run_search(RowDecoder& decoder, const std::
   return out;
 }
 
-void check_options(const SearchOptions& o, int64_t vocab) {
-  check(o.beam >= 1 && o.beam <= vocab, "search: beam must be in [1, the target vocabulary = ", vocab, "], got ",
-        o.beam);
-  check(o.n_best >= 1 && o.n_best <= o.beam, "search: n_best must be in [1, beam = ", o.beam, "], got ", o.n_best);
+std::vector<int64_t> lengths_of(const std::vector<std::vector<int32_t>>& sources) {
+  std::vector<int64_t> lengths;
+  for (const auto& s : sources) lengths.push_back(static_cast<int64_t>(s.size()));
+  return lengths;
 }
 
 }  // namespace
 
+void check_search_options(const SearchOptions& o, int64_t vocab) {
+  check(o.beam >= 1 && o.beam <= vocab, "search: beam must be in [1, the target vocabulary = ", vocab, "], got ",
+        o.beam);
+  const SamplingOptions& s = o.sampling;
+  if (s.on) {
+    check(o.beam == 1, "search: sampling draws one token per output: beam must be 1, got ", o.beam);
+    check(o.n_best >= 1, "search: n_best (samples) must be at least 1, got ", o.n_best);
+    check(s.top_k >= 0, "search: sampling top_k must be >= 0, got ", s.top_k);
+    check(s.top_p > 0 && s.top_p <= 1, "search: sampling top_p must be in (0, 1], got ", s.top_p);
+    check(s.temperature > 0 && std::isfinite(s.temperature), "search: sampling temperature must be > 0, got ",
+          s.temperature);
+  } else {
+    check(o.n_best >= 1 && o.n_best <= o.beam, "search: n_best must be in [1, beam = ", o.beam, "], got ", o.n_best);
+  }
+  check(o.repetition_penalty > 0 && std::isfinite(o.repetition_penalty),
+        "search: repetition_penalty must be > 0, got ", o.repetition_penalty);
+  check(o.no_repeat_ngram >= 0 && o.min_len >= 0 && o.max_len >= 0,
+        "search: no_repeat_ngram, min_len and max_len must be >= 0");
+  check(std::isfinite(o.max_len_a) && o.max_len_a >= 0, "search: max_len_a must be >= 0, got ", o.max_len_a);
+}
+
+std::vector<std::vector<Hypothesis>> search(RowDecoder& decoder, const std::vector<int64_t>& source_lengths,
+                                            const SearchOptions& o, const SentenceInputs& in) {
+  check_search_options(o, decoder.tgt_vocab);
+  const size_t n = source_lengths.size();
+  check(in.prefixes.empty() || in.prefixes.size() == n, "search: ", in.prefixes.size(), " prefixes for ", n,
+        " sentences");
+  check(in.keys.empty() || in.keys.size() == n, "search: ", in.keys.size(), " keys for ", n, " sentences");
+  std::vector<int64_t> max_lens;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t prefix = in.prefixes.empty() ? 0 : in.prefixes[i].size();
+    if (prefix > 0)
+      for (int32_t t : in.prefixes[i])
+        check(t >= 0 && t < decoder.tgt_vocab && t != decoder.eos_id, "search: sentence ", i + 1, ": prefix id ", t,
+              " is eos or not in the target vocabulary of ", decoder.tgt_vocab);
+    max_lens.push_back(max_len_of(decoder.max_len, source_lengths[i], prefix, o));
+  }
+  NoGrad no_grad;
+  if (o.sampling.on) return sample_translations(decoder, max_lens, o, in);
+  return run_search(decoder, max_lens, o, in);
+}
+
 std::vector<std::vector<Hypothesis>> search(const Transformer& m,
                                             const std::vector<std::vector<int32_t>>& sources,
-                                            const SearchOptions& o) {
-  const TransformerConfig& c = m.config;
-  check_options(o, c.tgt_vocab);
+                                            const SearchOptions& o, const SentenceInputs& in) {
+  check_search_options(o, m.config.tgt_vocab);
   if (sources.empty()) return {};
-  NoGrad no_grad;
-  Tensor src = pad_ids(sources, c.pad_id);  // [batch, src_len]
-  Tensor src_pad = padding_mask(src, c.pad_id);
-  Tensor memory = encode_real_positions(m, src);  // [batch, src_len, d_model]
-  StepDecoder decoder = start_step_decoder(m, memory, src_pad, o.use_cache);
-  RowDecoder rows{[&](const std::vector<int32_t>& t) { return step(decoder, t); },
-                  [&](const std::vector<int64_t>& r, bool same) { select_rows(decoder, r, same); }};
-  std::vector<int64_t> max_lens;
-  for (const auto& s : sources) max_lens.push_back(max_len_of(m.config.max_len, s, o));
-  return run_search(rows, max_lens, c.bos_id, c.eos_id, o);
+  RowDecoder decoder = start_row_decoder(m, sources, o.use_cache);
+  return search(decoder, lengths_of(sources), o, in);
 }
 
 std::vector<std::vector<Hypothesis>> search(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources,
-                                            const SearchOptions& o) {
-  if (const auto* transformer = std::get_if<Transformer>(&m.net)) return search(*transformer, sources, o);
-  const RnnSeq2Seq& rnn = std::get<RnnSeq2Seq>(m.net);
-  const RnnConfig& c = rnn.config;
-  check_options(o, c.tgt_vocab);
+                                            const SearchOptions& o, const SentenceInputs& in) {
+  check_search_options(o, m.common().tgt_vocab);
   if (sources.empty()) return {};
-  // The RNN keeps no per-position cache: use_cache does not apply.
-  RnnStepDecoder decoder = start_rnn_step_decoder(rnn, pad_ids(sources, c.pad_id));
-  RowDecoder rows{[&](const std::vector<int32_t>& t) { return step(decoder, t); },
-                  [&](const std::vector<int64_t>& r, bool same) { select_rows(decoder, r, same); }};
-  std::vector<int64_t> max_lens;
-  for (const auto& s : sources) max_lens.push_back(max_len_of(c.max_len, s, o));
-  return run_search(rows, max_lens, c.bos_id, c.eos_id, o);
+  RowDecoder decoder = start_row_decoder(m, sources, o.use_cache);
+  return search(decoder, lengths_of(sources), o, in);
 }
 
 }  // namespace attn

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -159,6 +160,54 @@ TEST_F(TextPipeline, TextTranslateAndScoreEqualTheIdsPath) {
     EXPECT_EQ(a[i], b[i]) << "line " << i + 1;
     EXPECT_LT(std::stod(a[i]), 0.0) << "a log-probability";
   }
+}
+
+// --prefix in text mode goes through the tokenizer: the same outputs as --ids fed the prefix's ids.
+// An ensemble of the model with itself (weights 0.5, 0.5: the same log-probs) is the model.
+TEST_F(TextPipeline, TextPrefixAndEnsemble) {
+  const std::string src_text = head("dev.en", 8), tgt_text = head("dev.de", 8);
+  write(dir() / "p.en", src_text);
+  data::Tokenizer tok = data::Tokenizer::load((model() / "spm.model").string());
+  std::string prefix_text, prefix_ids, src_ids;
+  std::vector<std::vector<int32_t>> prefixes;
+  int line = 0;
+  for (const std::string& l : lines_of(tgt_text)) {
+    const std::string first_word = line++ % 3 == 2 ? "" : l.substr(0, l.find(' '));  // every third: none
+    prefix_text += first_word + "\n";
+    prefixes.push_back(tok.encode(first_word));
+    for (int32_t id : prefixes.back()) prefix_ids += std::to_string(id) + " ";
+    prefix_ids += "\n";
+  }
+  for (const std::string& l : lines_of(src_text)) {
+    for (int32_t id : tok.encode(l)) src_ids += std::to_string(id) + " ";
+    src_ids += std::to_string(data::kEosId) + "\n";
+  }
+  write(dir() / "prefix.de", prefix_text);
+  write(dir() / "prefix.ids", prefix_ids);
+  write(dir() / "p.en.ids", src_ids);
+  const std::string m = "--model " + quote(model().string()) + " --threads 1 --beam 2 --max-len 30 ";
+  CliResult text = attn("translate " + m + "--prefix " + quote((dir() / "prefix.de").string()) + " < " +
+                        quote((dir() / "p.en").string()), dir());
+  CliResult ids = attn("translate " + m + "--ids --prefix " + quote((dir() / "prefix.ids").string()) + " < " +
+                       quote((dir() / "p.en.ids").string()), dir());
+  ASSERT_EQ(text.code, 0) << text.err;
+  ASSERT_EQ(ids.code, 0) << ids.err;
+  const std::vector<std::string> got = lines_of(text.out), id_lines = lines_of(ids.out);
+  ASSERT_EQ(got.size(), 8u);
+  ASSERT_EQ(id_lines.size(), 8u);
+  for (size_t i = 0; i < got.size(); ++i) {
+    std::vector<int32_t> v;
+    std::istringstream s(id_lines[i]);
+    for (int32_t x; s >> x;) v.push_back(x);
+    ASSERT_GE(v.size(), prefixes[i].size()) << "line " << i + 1;
+    EXPECT_TRUE(std::equal(prefixes[i].begin(), prefixes[i].end(), v.begin())) << "line " << i + 1;
+    EXPECT_EQ(got[i], tok.decode(v)) << "line " << i + 1;
+  }
+  CliResult alone = attn("translate " + m + "< " + quote((dir() / "p.en").string()), dir());
+  CliResult twice = attn("translate " + m + "--model " + quote(model().string()) + " < " +
+                         quote((dir() / "p.en").string()), dir());
+  ASSERT_EQ(twice.code, 0) << twice.err;
+  EXPECT_EQ(twice.out, alone.out);
 }
 
 // average --last 2 of the run's checkpoints (steps 20 and 30) is their element-wise mean.

@@ -18,4 +18,8 @@ Tensor pad_ids(const std::vector<std::vector<int32_t>>& rows, int32_t pad_id);
 // into groups of at most `batch`.
 std::vector<std::vector<size_t>> length_sorted_batches(const std::vector<size_t>& lengths, size_t batch);
 
+// The same order cut by tokens (CTranslate2's batch_type="tokens"): each group takes sentences
+// while their lengths sum to at most max_tokens; a sentence longer than that is a group alone.
+std::vector<std::vector<size_t>> token_sorted_batches(const std::vector<size_t>& lengths, size_t max_tokens);
+
 }  // namespace attn

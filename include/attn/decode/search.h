@@ -17,22 +17,54 @@
 //
 // Sentences are padded into one batch and encoded once; the encoder-decoder keys and values are
 // computed once per sentence; a sentence that stops leaves the batch, so later steps get cheaper.
+//
+// Beside the search: random sampling (decode/sampling.h), a forced target prefix, minimum and
+// maximum lengths, repetition rules (decode/constraints.h) and ensembles (decode/ensemble.h).
+// With none of them asked for, the search is exactly the one above.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "attn/decode/row_decoder.h"
 #include "attn/models/seq2seq.h"
 #include "attn/models/transformer.h"
 
 namespace attn {
 
+// Sampling instead of search (decode/sampling.h): each next token drawn from the model's
+// distribution, divided by the temperature, cut to the top K and then to the top P, renormalised.
+struct SamplingOptions {
+  bool on = false;
+  int top_k = 0;             // the K most probable tokens (0: all; 1: greedy)
+  double top_p = 1.0;        // the fewest most probable tokens whose probability reaches P (nucleus)
+  double temperature = 1.0;  // T > 0: log-probs divided by T before the softmax
+  uint64_t seed = 0;         // with the sentence's key, the sample's index and the step: the random stream
+};
+
 struct SearchOptions {
   int beam = 4;                 // K; 1 is greedy
   double length_penalty = 0.6;  // alpha
-  int max_len = 0;              // generated tokens, eos included; 0: source length + 50
-  int n_best = 1;               // hypotheses returned per sentence (<= beam)
+  int max_len = 0;              // output tokens, eos included; 0: max_len_a x source length + max_len_b
+  double max_len_a = 1.0;       // fairseq's form; the defaults are the paper's source length + 50
+  int max_len_b = 50;
+  int min_len = 0;              // output tokens before eos may come (a prefix counts)
+  int n_best = 1;               // hypotheses returned per sentence (<= beam; with sampling: samples)
   bool use_cache = true;        // false: re-run the full decoder on every prefix (the reference)
+  int no_repeat_ngram = 0;      // N > 0: no N-gram twice in an output (decode/constraints.h)
+  double repetition_penalty = 1.0;  // R != 1: log-probs of tokens already output times R
+  SamplingOptions sampling;
+};
+
+// What each sentence brings beside its source; each vector empty or one entry per source.
+struct SentenceInputs {
+  // Target tokens each output starts with (no eos), CTranslate2's target_prefix: forced, their
+  // log-probs counted in the score, then the search goes on. The maximum length counts them and
+  // is at least prefix + 1 (within the model's positions).
+  std::vector<std::vector<int32_t>> prefixes;
+  // The key of each sentence's random stream (sampling); empty: the sentence's index. Give each
+  // input sentence its own (translate: its line) so a sample is the same whatever the batch.
+  std::vector<uint64_t> keys;
 };
 
 struct Hypothesis {
@@ -48,10 +80,17 @@ double length_penalty(int64_t len, double alpha);
 // non-empty. Returns per sentence up to n_best hypotheses, best first.
 std::vector<std::vector<Hypothesis>> search(const Transformer& m,
                                             const std::vector<std::vector<int32_t>>& sources,
-                                            const SearchOptions& options);
+                                            const SearchOptions& options, const SentenceInputs& inputs = {});
 // The same for a model of either family (the RNN encoder-decoder decodes step by step through
 // decode/rnn_step_decoder.h; use_cache does not apply to it).
 std::vector<std::vector<Hypothesis>> search(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources,
-                                            const SearchOptions& options);
+                                            const SearchOptions& options, const SentenceInputs& inputs = {});
+// The same over a decoder already started on the sources (row r: sentence r), given each
+// source's length (for the maximum length).
+std::vector<std::vector<Hypothesis>> search(RowDecoder& decoder, const std::vector<int64_t>& source_lengths,
+                                            const SearchOptions& options, const SentenceInputs& inputs = {});
+
+// Checks options against a target vocabulary of `vocab` tokens (beam, n_best, sampling, lengths).
+void check_search_options(const SearchOptions& options, int64_t vocab);
 
 }  // namespace attn

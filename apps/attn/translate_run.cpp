@@ -1,0 +1,219 @@
+#include "translate_run.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "attn/data/text_file.h"
+#include "attn/decode/batch.h"
+#include "attn/decode/id_lines.h"
+#include "attn/error.h"
+#include "attn/io/atomic_file.h"
+
+namespace attn::cli {
+namespace {
+
+constexpr size_t kBatchesPerWindow = 8;
+
+struct Line {
+  int64_t number;  // 1-based, for messages
+  std::vector<std::vector<int32_t>> pieces;  // the source, in pieces that fit the model; none: blank
+  std::vector<int32_t> prefix;               // --prefix: the target's first tokens (its first piece's)
+};
+
+// The encoder's ids a line's alignment is read against: its one piece. A line translated in
+// pieces has no alignment over the whole (each piece attended to its own source); it gets none,
+// with a warning, rather than one that would mislead.
+std::vector<int32_t> source_of(const Line& line, const OutputOptions& options) {
+  if (line.pieces.size() == 1) return line.pieces.front();
+  if (line.pieces.size() > 1 && !options.alignment.empty())
+    std::fprintf(stderr, "warning: line %lld: translated in %zu pieces: no alignment printed for it\n",
+                 static_cast<long long>(line.number), line.pieces.size());
+  return {};
+}
+
+// Where the output goes: standard output as each window ends, or --output at the end.
+struct Sink {
+  std::string path;       // empty: standard output
+  std::string collected;  // for path
+  void put(const std::string& text) {
+    if (path.empty()) {
+      std::fputs(text.c_str(), stdout);
+    } else {
+      collected += text;
+    }
+  }
+};
+
+// One batch of sources: a model, or the ensemble.
+std::vector<std::vector<Hypothesis>> search_batch(const TranslateJob& job, const std::vector<std::vector<int32_t>>& sources,
+                                                  const SentenceInputs& inputs) {
+  if (job.ensemble.empty()) return search(*job.out.model, sources, job.search, inputs);
+  return search(job.ensemble, sources, job.search, inputs);
+}
+
+// Translates a window of lines and prints them in input order. Blank lines give empty output.
+void translate_window(const TranslateJob& job, const std::vector<Line>& window, Sink& sink) {
+  std::vector<std::pair<size_t, size_t>> where;  // (line, piece) of each source
+  std::vector<size_t> lengths;
+  for (size_t i = 0; i < window.size(); ++i)
+    for (size_t j = 0; j < window[i].pieces.size(); ++j) {
+      where.emplace_back(i, j);
+      lengths.push_back(window[i].pieces[j].size());
+    }
+  std::vector<std::vector<std::vector<Hypothesis>>> parts(window.size());
+  for (size_t i = 0; i < window.size(); ++i) parts[i].resize(window[i].pieces.size());
+  const auto groups = job.batch_tokens > 0 ? token_sorted_batches(lengths, job.batch_tokens)
+                                           : length_sorted_batches(lengths, job.batch);
+  for (const auto& group : groups) {
+    std::vector<std::vector<int32_t>> sources;
+    SentenceInputs inputs;
+    for (size_t k : group) {
+      const auto [line, piece] = where[k];
+      sources.push_back(window[line].pieces[piece]);
+      inputs.prefixes.push_back(piece == 0 ? window[line].prefix : std::vector<int32_t>{});
+      // The sampling stream of (line, piece): the same whatever the batch.
+      inputs.keys.push_back((static_cast<uint64_t>(window[line].number - 1) << 20) | piece);
+    }
+    std::vector<std::vector<Hypothesis>> out = search_batch(job, sources, inputs);
+    for (size_t j = 0; j < group.size(); ++j) parts[where[group[j]].first][where[group[j]].second] = std::move(out[j]);
+  }
+  for (size_t i = 0; i < window.size(); ++i)
+    sink.put(format_line(job.out, window[i].number, source_of(window[i], job.out.options),
+                         parts[i].empty() ? std::vector<Hypothesis>{} : join_pieces(parts[i])));
+  std::fflush(stdout);
+}
+
+// Input line `number` as the pieces to translate, with a warning when it had to be cut.
+Line read_line(std::string& text, int64_t number, const std::string& name, const Seq2SeqCommon& config,
+               OnLong on_long, const data::Tokenizer* tokenizer) {
+  const std::string where = name + ":" + std::to_string(number);
+  data::clean_stream_line(text, number, name);
+  const size_t positions = static_cast<size_t>(config.max_len);
+  FittedSource f;
+  if (tokenizer == nullptr) {
+    f = fit_ids(parse_ids(text, config.src_vocab, where), positions, on_long, where);
+    bool all_pad = !f.pieces.empty();
+    for (const auto& piece : f.pieces)
+      for (int32_t id : piece) all_pad = all_pad && id == config.pad_id;
+    check(!all_pad, where, ": every id is the padding id ", config.pad_id, ", nothing to translate");
+  } else if (!data::is_blank(text)) {
+    f = fit_text(*tokenizer, text, config.eos_id, positions, on_long, where);
+  }
+  if (f.pieces.size() > 1)
+    std::fprintf(stderr, "warning: %s: %zu tokens, more than the model's %zu positions: translated in %zu pieces, "
+                 "joined on its output line (--on-long split)\n", where.c_str(), f.tokens, positions, f.pieces.size());
+  if (f.truncated)
+    std::fprintf(stderr, "warning: %s: %zu tokens, more than the model's %zu positions: truncated to them "
+                 "(--on-long truncate)\n", where.c_str(), f.tokens, positions);
+  return Line{number, std::move(f.pieces), {}};
+}
+
+// The --prefix file, read a line per input line.
+struct PrefixReader {
+  std::string path;
+  std::ifstream in;
+  int64_t lines = 0;
+
+  // The target prefix of input line `line` (text through the tokenizer, or ids).
+  std::vector<int32_t> next(const Line& line, const Seq2SeqCommon& config, const data::Tokenizer* tokenizer) {
+    std::string text;
+    check(static_cast<bool>(std::getline(in, text)), "--prefix ", path, " has ", lines,
+          " lines, but the input has more (line ", line.number, "): one prefix line per input line");
+    ++lines;
+    const std::string where = path + ":" + std::to_string(lines);
+    data::clean_stream_line(text, lines, path);
+    std::vector<int32_t> ids = tokenizer ? tokenizer->encode(text) : parse_ids(text, config.tgt_vocab, where);
+    for (int32_t id : ids)
+      check(id != config.eos_id, where, ": the prefix holds eos (", config.eos_id, "); a prefix is the output's start");
+    check(static_cast<int64_t>(ids.size()) < config.max_len, where, ": a prefix of ", ids.size(),
+          " tokens leaves no room in the model's ", config.max_len, " positions");
+    check(ids.empty() || !line.pieces.empty(), where, ": a prefix for the blank input line ", line.number);
+    return ids;
+  }
+  // After the last input line: the file must hold no more lines.
+  void finish() {
+    std::string text;
+    check(!std::getline(in, text), "--prefix ", path, " has more lines than the input (", lines,
+          "): one prefix line per input line");
+  }
+};
+
+// Lines done, rate and (when the total is known) time left, on one self-overwriting stderr line.
+struct Progress {
+  bool on = false;
+  int64_t total = 0;  // 0: unknown (standard input)
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+
+  void show(int64_t done, bool last) const {
+    if (!on) return;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0.0;
+    std::fprintf(stderr, "\rtranslated %lld", static_cast<long long>(done));
+    if (total > 0) std::fprintf(stderr, " of %lld", static_cast<long long>(total));
+    std::fprintf(stderr, " lines, %.1f lines/s", rate);
+    if (total > 0 && rate > 0) std::fprintf(stderr, ", ETA %.0f s", static_cast<double>(total - done) / rate);
+    std::fprintf(stderr, last ? "\n" : "   ");
+  }
+};
+
+int64_t count_lines(const std::string& path) {
+  std::ifstream in(path);
+  int64_t n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+}  // namespace
+
+int translate_lines(const TranslateJob& job) {
+  const Seq2SeqCommon config = job.out.model->common();
+  std::unique_ptr<std::ifstream> file;
+  if (!job.input.empty()) {
+    file = std::make_unique<std::ifstream>(job.input);
+    check(file->good(), "--input: cannot open '", job.input, "'");
+  }
+  std::istream& in = file ? *file : std::cin;
+  const std::string name = job.input.empty() ? "<stdin>" : job.input;
+  std::unique_ptr<PrefixReader> prefixes;
+  if (!job.prefix_path.empty()) {
+    prefixes = std::make_unique<PrefixReader>();
+    prefixes->path = job.prefix_path;
+    prefixes->in.open(job.prefix_path);
+    check(prefixes->in.good(), "--prefix: cannot open '", job.prefix_path, "'");
+  }
+  Progress progress;
+  progress.on = isatty(fileno(stderr)) != 0;
+  if (progress.on && file) progress.total = count_lines(job.input);
+  Sink sink{job.output, {}};
+  std::vector<Line> window;
+  size_t window_tokens = 0;
+  auto full = [&] {
+    return job.batch_tokens > 0 ? window_tokens >= job.batch_tokens * kBatchesPerWindow
+                                : window.size() >= job.batch * kBatchesPerWindow;
+  };
+  std::string text;
+  int64_t number = 1;
+  for (; std::getline(in, text); ++number) {
+    window.push_back(read_line(text, number, name, config, job.on_long, job.out.tokenizer));
+    if (prefixes) window.back().prefix = prefixes->next(window.back(), config, job.out.tokenizer);
+    for (const auto& piece : window.back().pieces) window_tokens += piece.size();
+    if (!full()) continue;
+    translate_window(job, window, sink);
+    progress.show(number, false);
+    window.clear();
+    window_tokens = 0;
+  }
+  if (!window.empty()) translate_window(job, window, sink);
+  if (prefixes) prefixes->finish();
+  progress.show(number - 1, true);
+  if (!job.output.empty()) io::write_file_atomic(job.output, sink.collected);
+  return 0;
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,38 @@
+// A decoder as the search drives it, whatever lies behind it: a Transformer's step decoder
+// (step_decoder.h), an RNN's (rnn_step_decoder.h), or an ensemble of such decoders. Rows are
+// prefixes (sentences x beam); each step feeds one token per row and gives
+// log p(next token | prefix, source) for every row. As in CTranslate2, the search knows nothing
+// of the model: it sees only this.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "attn/models/seq2seq.h"
+#include "attn/models/transformer.h"
+
+namespace attn {
+
+struct RowDecoder {
+  // tokens[r] fed to row r -> log-probabilities of the next token [rows, tgt_vocab]
+  std::function<Tensor(const std::vector<int32_t>&)> step;
+  // Row i becomes old row rows[i]; same_sources: every row keeps its sentence (see step_decoder.h).
+  std::function<void(const std::vector<int64_t>&, bool)> select_rows;
+  int32_t bos_id = 1, eos_id = 2;
+  int64_t tgt_vocab = 0;
+  int64_t max_len = 0;  // the decoder's positions: the most tokens an output can hold
+};
+
+// Encodes sources (one row per sentence, each non-empty) once and returns their decoder.
+// cached: the KV-cache step decoder (false: the full re-decode, the reference; Transformer only).
+RowDecoder start_row_decoder(const Transformer& m, const std::vector<std::vector<int32_t>>& sources, bool cached);
+RowDecoder start_row_decoder(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources, bool cached);
+
+// An ensemble (Marian's --models --weights): one decoder whose log-probs are
+//   sum_m weights[m] * log p_m(y | prefix, x)
+// (not renormalised, as Marian; weights 1/M each give the average of the log-probs). The members
+// must share the target vocabulary (size, bos, eos); its positions are the fewest of theirs.
+RowDecoder ensemble_row_decoder(std::vector<RowDecoder> members, const std::vector<double>& weights);
+
+}  // namespace attn

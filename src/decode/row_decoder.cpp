@@ -1,0 +1,82 @@
+#include "attn/decode/row_decoder.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "attn/decode/batch.h"
+#include "attn/decode/rnn_step_decoder.h"
+#include "attn/decode/step_decoder.h"
+#include "attn/error.h"
+
+namespace attn {
+
+RowDecoder start_row_decoder(const Transformer& m, const std::vector<std::vector<int32_t>>& sources, bool cached) {
+  const TransformerConfig& c = m.config;
+  NoGrad no_grad;
+  Tensor src = pad_ids(sources, c.pad_id);  // [batch, src_len]
+  Tensor src_pad = padding_mask(src, c.pad_id);
+  Tensor memory = encode_real_positions(m, src);  // [batch, src_len, d_model]
+  auto d = std::make_shared<StepDecoder>(start_step_decoder(m, memory, src_pad, cached));
+  RowDecoder r;
+  r.step = [d](const std::vector<int32_t>& t) { return step(*d, t); };
+  r.select_rows = [d](const std::vector<int64_t>& rows, bool same) { select_rows(*d, rows, same); };
+  r.bos_id = c.bos_id;
+  r.eos_id = c.eos_id;
+  r.tgt_vocab = c.tgt_vocab;
+  r.max_len = c.max_len;
+  return r;
+}
+
+RowDecoder start_row_decoder(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources, bool cached) {
+  if (const auto* transformer = std::get_if<Transformer>(&m.net)) return start_row_decoder(*transformer, sources, cached);
+  const RnnSeq2Seq& rnn = std::get<RnnSeq2Seq>(m.net);
+  const RnnConfig& c = rnn.config;
+  // The RNN keeps no per-position cache: `cached` does not apply.
+  auto d = std::make_shared<RnnStepDecoder>(start_rnn_step_decoder(rnn, pad_ids(sources, c.pad_id)));
+  RowDecoder r;
+  r.step = [d](const std::vector<int32_t>& t) { return step(*d, t); };
+  r.select_rows = [d](const std::vector<int64_t>& rows, bool same) { select_rows(*d, rows, same); };
+  r.bos_id = c.bos_id;
+  r.eos_id = c.eos_id;
+  r.tgt_vocab = c.tgt_vocab;
+  r.max_len = c.max_len;
+  return r;
+}
+
+RowDecoder ensemble_row_decoder(std::vector<RowDecoder> members, const std::vector<double>& weights) {
+  check(!members.empty() && members.size() == weights.size(), "ensemble: ", members.size(), " models but ",
+        weights.size(), " weights");
+  RowDecoder r;
+  r.bos_id = members.front().bos_id;
+  r.eos_id = members.front().eos_id;
+  r.tgt_vocab = members.front().tgt_vocab;
+  r.max_len = members.front().max_len;
+  for (size_t i = 1; i < members.size(); ++i) {
+    const RowDecoder& m = members[i];
+    check(m.tgt_vocab == r.tgt_vocab && m.bos_id == r.bos_id && m.eos_id == r.eos_id, "ensemble: model ", i + 1,
+          " has a target vocabulary of ", m.tgt_vocab, " (bos ", m.bos_id, ", eos ", m.eos_id, "), model 1 of ",
+          r.tgt_vocab, " (bos ", r.bos_id, ", eos ", r.eos_id, "): the models must share it");
+    r.max_len = std::min(r.max_len, m.max_len);
+  }
+  auto shared = std::make_shared<std::vector<RowDecoder>>(std::move(members));
+  std::vector<float> w(weights.begin(), weights.end());  // in the log-probs' precision, as PyTorch's w * tensor
+  r.step = [shared, w](const std::vector<int32_t>& tokens) {
+    // out = w_1 logp_1 + w_2 logp_2 + ..., summed in member order.
+    Tensor out = (*shared)[0].step(tokens).contiguous();
+    const int64_t n = out.numel();
+    float* o = out.data<float>();
+    for (int64_t j = 0; j < n; ++j) o[j] *= w[0];
+    for (size_t m = 1; m < shared->size(); ++m) {
+      Tensor lp = (*shared)[m].step(tokens).contiguous();
+      const float* p = lp.data<float>();
+      for (int64_t j = 0; j < n; ++j) o[j] += w[m] * p[j];
+    }
+    return out;
+  };
+  r.select_rows = [shared](const std::vector<int64_t>& rows, bool same) {
+    for (RowDecoder& m : *shared) m.select_rows(rows, same);
+  };
+  return r;
+}
+
+}  // namespace attn

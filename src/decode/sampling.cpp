@@ -1,0 +1,156 @@
+#include "attn/decode/sampling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "attn/decode/constraints.h"
+#include "attn/error.h"
+#include "attn/parallel.h"
+
+namespace attn {
+namespace {
+
+// SplitMix64's finaliser: a bijection of 64-bit words whose outputs look independent.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// One output being sampled: sentence, sample index, tokens so far.
+struct Sample {
+  size_t sentence = 0;
+  uint64_t index = 0;
+  std::vector<int32_t> tokens;
+  double logprob = 0.0;
+  bool finished = false;  // ended with eos
+};
+
+// The next token of row r's sample, and the log-prob it was drawn from.
+std::pair<int32_t, float> next_token(const float* row, int64_t V, int32_t forced, const SamplingOptions& o,
+                                     uint64_t key, uint64_t index, uint64_t step) {
+  if (forced >= 0) return {forced, row[forced]};
+  const int32_t t = draw(sampling_distribution(row, V, o), stream_uniform(o.seed, key, index, step));
+  return {t, row[t]};
+}
+
+// The samples of each sentence, best first by score = logprob / lp(len), len counting the eos.
+std::vector<std::vector<Hypothesis>> sorted_results(const std::vector<Sample>& samples, size_t sentences,
+                                                    double alpha) {
+  std::vector<std::vector<Hypothesis>> out(sentences);
+  for (const Sample& s : samples) {
+    const int64_t len = static_cast<int64_t>(s.tokens.size()) + (s.finished ? 1 : 0);
+    out[s.sentence].push_back({s.tokens, s.logprob, s.logprob / length_penalty(len, alpha)});
+  }
+  for (auto& hyps : out)
+    std::stable_sort(hyps.begin(), hyps.end(), [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+  return out;
+}
+
+}  // namespace
+
+double stream_uniform(uint64_t seed, uint64_t key, uint64_t sample, uint64_t step) {
+  uint64_t h = mix(mix(mix(mix(seed) ^ key) ^ sample) ^ step);
+  return static_cast<double>(h >> 11) * 0x1.0p-53;
+}
+
+std::vector<std::pair<int32_t, double>> sampling_distribution(const float* logp, int64_t V, const SamplingOptions& o) {
+  std::vector<int32_t> order;
+  for (int64_t v = 0; v < V; ++v)
+    if (std::isfinite(logp[v])) order.push_back(static_cast<int32_t>(v));
+  check(!order.empty(), "sampling: every token is banned");
+  // Most probable first; equal log-probs: lower id first.
+  auto better = [&](int32_t a, int32_t b) { return logp[a] > logp[b] || (logp[a] == logp[b] && a < b); };
+  size_t keep = order.size();
+  if (o.top_k > 0 && static_cast<size_t>(o.top_k) < keep) {
+    keep = static_cast<size_t>(o.top_k);
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(), better);
+  } else {
+    std::sort(order.begin(), order.end(), better);
+  }
+  // p_T over the kept tokens: softmax(logp / T), in double.
+  const double top = logp[order.front()] / o.temperature;
+  std::vector<std::pair<int32_t, double>> dist;
+  double total = 0.0;
+  for (size_t i = 0; i < keep; ++i) {
+    const double p = std::exp(logp[order[i]] / o.temperature - top);
+    dist.emplace_back(order[i], p);
+    total += p;
+  }
+  // Nucleus: the fewest most probable tokens whose probability reaches top_p.
+  double cumulative = 0.0;
+  size_t nucleus = 0;
+  while (nucleus < dist.size()) {
+    cumulative += dist[nucleus++].second / total;
+    if (o.top_p < 1.0 && cumulative >= o.top_p) break;
+  }
+  dist.resize(nucleus);
+  double kept = 0.0;
+  for (const auto& d : dist) kept += d.second;
+  for (auto& d : dist) d.second /= kept;
+  return dist;
+}
+
+int32_t draw(const std::vector<std::pair<int32_t, double>>& dist, double u) {
+  check(!dist.empty(), "draw: an empty distribution");
+  double cumulative = 0.0;
+  for (const auto& [token, p] : dist) {
+    cumulative += p;
+    if (u < cumulative) return token;
+  }
+  return dist.back().first;  // u within rounding of 1
+}
+
+std::vector<std::vector<Hypothesis>> sample_translations(RowDecoder& decoder, const std::vector<int64_t>& max_lens,
+                                                         const SearchOptions& o, const SentenceInputs& in) {
+  const Constraints constraints{o.min_len, o.no_repeat_ngram, o.repetition_penalty, decoder.eos_id};
+  const int64_t V = decoder.tgt_vocab;
+  // n_best rows per sentence: row s * n_best + i is sample i of sentence s.
+  std::vector<Sample> samples;
+  std::vector<int64_t> rows;
+  for (size_t s = 0; s < max_lens.size(); ++s)
+    for (int i = 0; i < o.n_best; ++i) {
+      samples.push_back({s, static_cast<uint64_t>(i), {}, 0.0, false});
+      rows.push_back(static_cast<int64_t>(s));
+    }
+  if (o.n_best > 1) decoder.select_rows(rows, false);
+  std::vector<size_t> live(samples.size());  // the samples still going, one decoder row each
+  std::iota(live.begin(), live.end(), size_t{0});
+  for (uint64_t step = 0; !live.empty(); ++step) {
+    std::vector<int32_t> tokens, forced;
+    std::vector<const std::vector<int32_t>*> histories;
+    for (size_t j : live) {
+      const Sample& s = samples[j];
+      tokens.push_back(s.tokens.empty() ? decoder.bos_id : s.tokens.back());
+      const std::vector<int32_t>* prefix = in.prefixes.empty() ? nullptr : &in.prefixes[s.sentence];
+      forced.push_back(prefix && s.tokens.size() < prefix->size() ? (*prefix)[s.tokens.size()] : -1);
+      histories.push_back(&s.tokens);
+    }
+    Tensor logp = decoder.step(tokens);  // [rows, V]
+    constrain_rows(logp, histories, forced, constraints);
+    const float* p = logp.data<float>();
+    std::vector<int64_t> kept;
+    std::vector<size_t> still;
+    for (size_t r = 0; r < live.size(); ++r) {
+      Sample& s = samples[live[r]];
+      const uint64_t key = in.keys.empty() ? s.sentence : in.keys[s.sentence];
+      const auto [token, value] = next_token(p + static_cast<int64_t>(r) * V, V, forced[r], o.sampling, key, s.index, step);
+      s.logprob += static_cast<double>(value);
+      if (token == decoder.eos_id) {
+        s.finished = true;
+        continue;
+      }
+      s.tokens.push_back(token);
+      if (static_cast<int64_t>(s.tokens.size()) >= max_lens[s.sentence]) continue;
+      kept.push_back(static_cast<int64_t>(r));
+      still.push_back(live[r]);
+    }
+    if (!still.empty() && still.size() != live.size()) decoder.select_rows(kept, false);
+    live = std::move(still);
+  }
+  return sorted_results(samples, max_lens.size(), o.length_penalty);
+}
+
+}  // namespace attn

@@ -1,0 +1,158 @@
+// attn translate's decoding options end to end (docs/decoding.md), on models imported from the
+// torch_ref.py fixtures: sampling reproducible across --threads, --batch and --batch-tokens;
+// --prefix against PyTorch's greedy fed the prefix; ensembles (translate and score) against a
+// PyTorch ensemble (tests/decode/make_decode_fixtures.py); --batch-tokens and --input/--output give
+// the default's output in input order; bad input is an error naming the flag or file line.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "decode_fixture.h"
+
+namespace attn {
+namespace {
+
+using testing::fixture_dir;
+using testing::fixture_lines;
+
+struct CliRun {
+  int exit_code;
+  std::string out, err;
+};
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string decode_file(const std::string& name) { return std::string(ATTN_TEST_DATA) + "/decode/" + name; }
+
+class DecodeOptionsCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::filesystem::temp_directory_path() / ("attn_decode_options_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    for (const char* name : {"post_shared_l2_h4", "pre_shared_l3_h2"}) {
+      CliRun r = run("import-torch " + quote(fixture_dir(name)) + " " + quote((dir_ / name).string()));
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
+
+  static CliRun run(const std::string& arguments) {
+    const std::string err_path = (dir_ / "stderr.txt").string();
+    const std::string cmd = std::string(ATTN_BINARY) + " " + arguments + " 2>" + quote(err_path);
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (!pipe) return {-1, "", "popen failed"};
+    std::string out;
+    std::array<char, 4096> buf;
+    while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+    const int status = pclose(pipe);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out, slurp(err_path)};
+  }
+  static std::string a() { return quote((dir_ / "post_shared_l2_h4").string()); }
+  static std::string b() { return quote((dir_ / "pre_shared_l3_h2").string()); }
+  static std::string src() { return quote(fixture_dir("post_shared_l2_h4") + "/src.txt"); }
+  static std::string path(const std::string& name) { return (dir_ / name).string(); }
+  static std::string translate(const std::string& flags) {
+    CliRun r = run("translate --ids --model " + a() + " " + flags);
+    EXPECT_EQ(r.exit_code, 0) << flags << ": " << r.err;
+    return r.out;
+  }
+
+  static inline std::filesystem::path dir_;
+};
+
+// n-best lines "i ||| ids ||| score": the "i ||| ids" parts, and the scores.
+std::pair<std::vector<std::string>, std::vector<double>> nbest(const std::string& out) {
+  std::pair<std::vector<std::string>, std::vector<double>> parts;
+  std::istringstream s(out);
+  for (std::string line; std::getline(s, line);) {
+    const size_t at = line.rfind(" ||| ");
+    parts.first.push_back(line.substr(0, at));
+    parts.second.push_back(std::stod(line.substr(at + 5)));
+  }
+  return parts;
+}
+
+// The same samples; the scores (sums of float log-probs, printed to 6 decimals) may differ in the
+// last digit, as the products' float sums are blocked by batch shape.
+void expect_same_samples(const std::string& got, const std::string& expected, const std::string& what) {
+  const auto g = nbest(got), e = nbest(expected);
+  EXPECT_EQ(g.first, e.first) << what;
+  ASSERT_EQ(g.second.size(), e.second.size()) << what;
+  for (size_t i = 0; i < g.second.size(); ++i) EXPECT_NEAR(g.second[i], e.second[i], 1e-5) << what;
+}
+
+TEST_F(DecodeOptionsCli, SamplingIsReproducibleWhateverThreadsAndBatches) {
+  const std::string sampling = "--max-len 20 --sampling-topp 0.95 --sampling-temperature 1.3 --n-best 2 --seed 5 ";
+  const std::string base = translate(sampling + "--threads 1 --batch 1 < " + src());
+  EXPECT_EQ(nbest(base).first.size(), 48u);
+  expect_same_samples(translate(sampling + "--threads 2 --batch 1 < " + src()), base, "threads 2");
+  expect_same_samples(translate(sampling + "--threads 1 --batch 32 < " + src()), base, "batch 32");
+  expect_same_samples(translate(sampling + "--threads 2 --batch-tokens 20 < " + src()), base, "batch-tokens 20");
+  const std::string other = translate("--max-len 20 --sampling-topp 0.95 --sampling-temperature 1.3 --n-best 2 --seed 6 < " + src());
+  EXPECT_NE(nbest(other).first, nbest(base).first);
+  // top-k 1 is greedy: torch_ref.py's greedy.txt.
+  std::string greedy;
+  for (const auto& l : fixture_lines("post_shared_l2_h4", "greedy.txt")) greedy += l + "\n";
+  EXPECT_EQ(translate("--max-len 20 --sampling-topk 1 < " + src()), greedy);
+}
+
+TEST_F(DecodeOptionsCli, PrefixContinuesAsPyTorch) {
+  const std::string out = translate("--beam 1 --max-len 20 --prefix " + quote(decode_file("prefixes.txt")) + " < " + src());
+  EXPECT_EQ(out, slurp(decode_file("prefix_greedy.txt")));
+  // One prefix line short: an error naming the file.
+  std::ofstream(path("short.txt")) << "5\n";
+  CliRun r = run("translate --ids --model " + a() + " --prefix " + quote(path("short.txt")) + " < " + src());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("short.txt"), std::string::npos) << r.err;
+}
+
+TEST_F(DecodeOptionsCli, EnsembleEqualsPyTorch) {
+  EXPECT_EQ(translate("--model " + b() + " --beam 1 --max-len 20 < " + src()), slurp(decode_file("ensemble_greedy.txt")));
+  EXPECT_EQ(translate("--model " + b() + " --weights 0.6,0.4 --beam 4 --max-len 20 < " + src()),
+            slurp(decode_file("ensemble_beam4.txt")));
+  CliRun s = run("score --ids --model " + a() + " --model " + b() + " --weights 0.6,0.4 --src " + src() + " --tgt " +
+                 quote(fixture_dir("post_shared_l2_h4") + "/tgt.txt"));
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  std::istringstream got(s.out), expected(slurp(decode_file("ensemble_score.txt")));
+  int n = 0;
+  for (double g, e; got >> g && expected >> e; ++n) EXPECT_NEAR(g, e, 1e-3) << "pair " << n + 1;
+  EXPECT_EQ(n, 24);
+  CliRun bad = run("translate --ids --model " + a() + " --model " + b() + " --weights 0.6 < " + src());
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--weights"), std::string::npos) << bad.err;
+}
+
+TEST_F(DecodeOptionsCli, BatchTokensAndFilesGiveTheDefaultOutput) {
+  const std::string base = translate("--beam 4 --max-len 20 < " + src());
+  for (const char* tokens : {"1", "7", "30", "1000"})
+    EXPECT_EQ(translate("--beam 4 --max-len 20 --batch-tokens " + std::string(tokens) + " < " + src()), base) << tokens;
+  EXPECT_EQ(translate("--beam 4 --max-len 20 --input " + src() + " --output " + quote(path("out.txt"))), "");
+  EXPECT_EQ(slurp(path("out.txt")), base);
+}
+
+TEST_F(DecodeOptionsCli, BadCombinationsAreErrors) {
+  for (const char* flags : {"--sampling-topk 5 --beam 4", "--max-len 10 --max-len-a 2", "--sampling-topp 0",
+                            "--repetition-penalty 0"}) {
+    CliRun r = run("translate --ids --model " + a() + " " + flags + " < " + src());
+    EXPECT_NE(r.exit_code, 0) << flags;
+    EXPECT_FALSE(r.err.empty()) << flags;
+  }
+}
+
+}  // namespace
+}  // namespace attn
