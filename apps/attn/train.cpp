@@ -10,6 +10,7 @@
 #include "attn/kernels/precision.h"
 #include "attn/runtime.h"
 #include "attn/train/classification_trainer.h"
+#include "attn/train/distributed.h"
 #include "attn/train/stop_signal.h"
 #include "attn/train/translation_trainer.h"
 
@@ -39,15 +40,39 @@ struct TrainFlags {
   bool resume = false, help_config = false;
 };
 
+// Runs the trainer on every rank. Under mpirun an error on one rank ends the whole job at once
+// (MPI_Abort), named by its rank, instead of leaving the others waiting in a collective.
+void train_on_every_rank(const Communicator& comm, TranslationRun& translation, ClassificationRun& classification,
+                         bool cls) {
+  try {
+    if (cls) {
+      classification.o.comm = comm;
+      train_classifier(classification.o);
+    } else {
+      translation.o.comm = comm;
+      train_translation(translation.o);
+    }
+  } catch (const std::exception& e) {
+    if (!comm.distributed()) throw;
+    std::fprintf(stderr, "attn train: rank %d of %d: error: %s; ending every rank\n", comm.rank, comm.size, e.what());
+    comm.abort(1);
+  }
+}
+
+constexpr const char* kTrainHelp =
+    "Trains a model from a config file (YAML or JSON) and --set overrides.\n"
+    "Without --config the defaults train an English->German model on the\n"
+    "shipped corpus (scripts/data.sh unpacks it into data/mt-ende). attn train\n"
+    "--help-config lists every key; with --set task=classification (or task:\n"
+    "classification in the config) it trains seed 002's text classifier.\n"
+    "Under mpirun it trains data-parallel, one share of each global batch per\n"
+    "rank (docs/distributed.md), e.g.\n"
+    "  mpirun -np 2 attn train --threads 1 --set train.accumulate=2 ...";
+
 }  // namespace
 
 int run_train(int argc, char** argv) {
-  CLI::App args{"Trains a model from a config file (YAML or JSON) and --set overrides.\n"
-                "Without --config the defaults train an English->German model on the\n"
-                "shipped corpus (scripts/data.sh unpacks it into data/mt-ende). attn train\n"
-                "--help-config lists every key; with --set task=classification (or task:\n"
-                "classification in the config) it trains seed 002's text classifier.",
-                "attn train"};
+  CLI::App args{kTrainHelp, "attn train"};
   describe(args, "attn train --model-dir runs/ende --max-minutes 60 --set train.warmup=800");
   TrainFlags f;
   add_text(args, "--config", f.config, "YAML or JSON config file");
@@ -80,25 +105,24 @@ int run_train(int argc, char** argv) {
   if (task == "classification") classification = load_classification_run(f.config, sets);
   else translation = load_translation_run(f.config, sets);
   const bool cls = task == "classification";
+  const Communicator comm = join_world();  // mpirun -np N: data-parallel (docs/distributed.md)
   const std::string precision_setting = cls ? classification.precision : translation.precision;
   set_threads(cls ? classification.threads : translation.threads);
   const Precision precision = parse_training_precision(precision_setting);
-  if (precision_setting == "auto")
+  if (!comm.leader()) {  // rank 0 alone speaks
+  } else if (precision_setting == "auto")
     std::fprintf(stderr, "precision: %s (auto: this CPU %s bf16 natively)\n", precision_name(precision),
                  precision == Precision::bf16 ? "multiplies" : "does not multiply");
   else if (precision == Precision::bf16 && !onednn_has_bf16_matmul())
     std::fprintf(stderr, "precision: bf16 on a CPU without bf16 products: the bf16-rounded operands are "
                          "multiplied in f32 (bf16's numbers, f32's speed)\n");
   install_stop_handlers();  // SIGINT, SIGTERM: a checkpoint after the step, exit 0 (a second: at once)
-  if (cls) {
-    classification.o.precision = precision;
-    classification.o.resume = f.resume;
-    train_classifier(classification.o);
-    return 0;
-  }
-  translation.o.precision = precision;
-  translation.o.resume = f.resume;
-  train_translation(translation.o);
+  if (comm.distributed() && comm.leader())
+    std::fprintf(stderr, "data-parallel: %d ranks of %d threads; rank 0 writes the logs, checkpoints and model\n",
+                 comm.size, cls ? classification.threads : translation.threads);
+  classification.o.precision = translation.o.precision = precision;
+  classification.o.resume = translation.o.resume = f.resume;
+  train_on_every_rank(comm, translation, classification, cls);
   return 0;
 }
 

@@ -79,7 +79,9 @@ void setup(Run& r) {
   const ClassificationTrainOptions& o = r.o;
   std::vector<data::LabelledText> rows = data::read_labelled(o.train);
   const bool resuming = o.resume && !list_checkpoints(o.model_dir).empty();
-  if (o.resume && !resuming)
+  check(!(o.comm.distributed() && o.vocab.level == "spm" && !resuming), "train: vocab.level spm under mpirun: ",
+        "train the first checkpoint in one process (its spm.model), then --resume under mpirun");
+  if (o.resume && !resuming && o.comm.leader())
     std::fprintf(stderr, "--resume: nothing to resume in %s (no checkpoint): starting a new run\n", o.model_dir.c_str());
   ClassifierConfig c = o.model;
   if (resuming) {
@@ -115,12 +117,13 @@ void setup(Run& r) {
     restore_state(r, load_checkpoint(path, *r.adam), path);
     restore_checkpoint_ema(r.ema, r.adam->params, path);
   }) : "";
+  r.order = epoch_order(r.train.size(), o.seed, r.epoch);
+  if (!o.comm.leader()) return;
   if (!checkpoint.empty()) {
     std::fprintf(stderr, "resumed from %s (step %lld)\n", checkpoint.c_str(), static_cast<long long>(r.clock.step));
   } else {
     save_classifier(r.cm, o.model_dir);
   }
-  r.order = epoch_order(r.train.size(), o.seed, r.epoch);
   int64_t weights = 0;
   for (const auto& [k, v] : r.cm.model.parameters()) weights += v.value().numel();
   std::fprintf(stderr, "classifier: %lld training texts, %lld dev, %lld classes, vocab %lld (%s), %lld weights\n",
@@ -139,20 +142,43 @@ void advance_batch(Run& r) {
   }
 }
 
+// The gradient of the batch's mean loss from this rank's share of its rows: rank k of n takes rows
+// [begin + k len/n, begin + (k+1) len/n) and weighs its mean loss by its share of the rows, so
+// that the ranks' gradients sum to the whole batch's. Returns the batch's statistics (all ranks').
+CrossEntropyStats rank_share_gradient(Run& r, int64_t begin, int64_t end) {
+  const Communicator& comm = r.o.comm;
+  const int64_t len = end - begin;
+  const int64_t from = begin + len * comm.rank / comm.size, to = begin + len * (comm.rank + 1) / comm.size;
+  CrossEntropyStats stats;
+  if (to > from) {
+    Tensor ids, labels;
+    data::gather_batch(r.train, r.order, from, to, &ids, &labels);
+    Context ctx{true, r.cm.model.config.dropout, &r.rng};
+    Tape tape;
+    TapeScope scope(tape);
+    Var loss = cross_entropy(classifier_logits(r.cm.model, ids, ctx), labels, r.o.label_smoothing, -100, &stats);
+    if (comm.distributed())
+      tape.backward(loss, Tensor::full({}, static_cast<float>(to - from) / static_cast<float>(len)));
+    else
+      tape.backward(loss);
+  }
+  if (!comm.distributed()) return stats;
+  allreduce_gradients(comm, r.adam->params);
+  double sums[3] = {stats.nll_sum, static_cast<double>(stats.count), static_cast<double>(stats.correct)};
+  comm.allreduce_sum(sums, 3);
+  stats.nll_sum = sums[0];
+  stats.count = static_cast<int64_t>(sums[1]);
+  stats.correct = static_cast<int64_t>(sums[2]);
+  return stats;
+}
+
 // One optimizer step on the next batch; returns the batch's loss (mean) and fills its size.
 // A batch whose loss or gradient is not finite is consumed without an update (*skipped).
 double train_step(Run& r, int64_t* samples, int64_t* correct, bool* skipped) {
   const ClassificationTrainOptions& o = r.o;
-  int64_t begin = r.batch_in_epoch * o.batch, end = std::min(r.train.size(), begin + o.batch);
-  Tensor ids, labels;
-  data::gather_batch(r.train, r.order, begin, end, &ids, &labels);
-  Context ctx{true, r.cm.model.config.dropout, &r.rng};
-  Tape tape;
-  CrossEntropyStats stats;
+  const int64_t begin = r.batch_in_epoch * o.batch, end = std::min(r.train.size(), begin + o.batch);
+  CrossEntropyStats stats = rank_share_gradient(r, begin, end);
   {
-    TapeScope scope(tape);
-    Var loss = cross_entropy(classifier_logits(r.cm.model, ids, ctx), labels, o.label_smoothing, -100, &stats);
-    tape.backward(loss);
     zero_pad_gradient(r.cm.model);
     const double norm = o.clip_norm > 0 ? clip_grad_norm(r.adam->params, o.clip_norm) : grad_norm(r.adam->params);
     *samples = end - begin;
@@ -276,6 +302,7 @@ ClassificationTrainResult train_classifier(const ClassificationTrainOptions& o) 
     return std::make_pair(nlohmann::json{{"loss", loss}, {"samples_per_s", sps}}, std::string(words));
   };
   const LoopEnd end = run_training_loop(loop_options(r), r.clock, *r.adam, task);
+  if (!o.comm.leader()) return {};
   if (r.dev.size() == 0 && end == LoopEnd::finished) save_model(r, {{"step", r.clock.step}});
   ClassificationTrainResult res{r.clock.step, r.epoch, r.best_loss, r.best_accuracy, r.clock.elapsed(),
                                 total_samples / std::max(train_seconds, 1e-9)};

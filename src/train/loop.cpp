@@ -43,11 +43,12 @@ void log_progress(const LoopOptions& o, const LoopClock& clock, TrainingTask& ta
 // when max_bad_steps come in a row, before any checkpoint of the bad state could be written.
 void report_bad_step(const LoopOptions& o, const LoopClock& clock, ProgressLog& log, int64_t in_row) {
   const int64_t step = clock.step + 1;  // the step that was attempted
-  log.write({{"event", "skipped"}, {"step", step}, {"elapsed", clock.elapsed()}, {"in_row", in_row}},
-            "step " + std::to_string(step) + ": the loss or gradient is NaN or infinite; skipped, no update (" +
-                std::to_string(in_row) + " in a row of train.max_bad_steps " + std::to_string(o.max_bad_steps) + ")");
+  if (o.comm.leader())
+    log.write({{"event", "skipped"}, {"step", step}, {"elapsed", clock.elapsed()}, {"in_row", in_row}},
+              "step " + std::to_string(step) + ": the loss or gradient is NaN or infinite; skipped, no update (" +
+                  std::to_string(in_row) + " in a row of train.max_bad_steps " + std::to_string(o.max_bad_steps) + ")");
   if (in_row < o.max_bad_steps) return;
-  write_training_curves(o.model_dir);
+  if (o.comm.leader()) write_training_curves(o.model_dir);
   const std::string newest = latest_checkpoint(o.model_dir);
   fail("train: the loss or gradient was NaN or infinite in ", in_row, " steps in a row (train.max_bad_steps ",
        o.max_bad_steps, ") after step ", clock.step, "; stopped. ",
@@ -73,7 +74,9 @@ bool after_step(const LoopOptions& o, LoopClock& clock, Adam& adam, TrainingTask
                 LoopState& st, int64_t epoch_before, bool interrupted) {
   const bool epoch_done = task.epoch() != epoch_before;
   const double max_seconds = o.max_minutes * 60.0;
-  const bool budget = budget_spent(clock.step, clock.elapsed(), task.epoch(), o.max_steps, max_seconds, o.max_epochs);
+  const bool budget = o.comm.agree(budget_spent(clock.step, clock.elapsed(), task.epoch(), o.max_steps, max_seconds,
+                                                o.max_epochs));
+  if (!o.comm.leader()) return o.comm.agree(false) || budget || interrupted;  // rank 0's early stop
   if (clock.step % o.log_every == 0 || budget || interrupted) {
     log_progress(o, clock, task, log, st.window, clock.elapsed() - st.window_start, epoch_before, st.start_step,
                  st.start_elapsed);
@@ -97,38 +100,41 @@ bool after_step(const LoopOptions& o, LoopClock& clock, Adam& adam, TrainingTask
     write_checkpoint(o, clock, adam, task);
     st.last_checkpoint = clock.elapsed();
   }
-  return stop || budget || interrupted;
+  return o.comm.agree(stop) || budget || interrupted;
 }
 
 }  // namespace
 
 LoopEnd run_training_loop(const LoopOptions& o, LoopClock& clock, Adam& adam, TrainingTask& task) {
-  ProgressLog log(o.model_dir + "/train_log.jsonl");
+  const bool leader = o.comm.leader();
+  ProgressLog log(leader ? o.model_dir + "/train_log.jsonl" : "");
   LoopState st;
   st.start_step = clock.step;
   st.start_elapsed = clock.elapsed_before;
   st.last_checkpoint = st.window_start = clock.elapsed();
   // A resumed run whose budget is already spent trains no further step.
-  bool stop = budget_spent(clock.step, clock.elapsed(), task.epoch(), o.max_steps, o.max_minutes * 60.0, o.max_epochs);
-  if (stop)
+  bool stop = o.comm.agree(
+      budget_spent(clock.step, clock.elapsed(), task.epoch(), o.max_steps, o.max_minutes * 60.0, o.max_epochs));
+  if (stop && leader)
     std::fprintf(stderr, "the budget is spent already (step %lld): nothing to train\n",
                  static_cast<long long>(clock.step));
   bool interrupted = false;
   while (!stop) {
     const int64_t epoch_before = task.epoch();  // the epoch this step trains in
     const StepSums s = task.step();
-    interrupted = stop_requested();
+    interrupted = o.comm.agree(stop_requested());
     if (s.skipped) {
       report_bad_step(o, clock, log, ++st.bad_in_row);
       if (!interrupted) continue;
       // The weights are those of the last good step; the data position is past the skipped batches.
-      write_checkpoint(o, clock, adam, task);
+      if (leader) write_checkpoint(o, clock, adam, task);
       break;
     }
     st.bad_in_row = 0;
     st.window += s;
     stop = after_step(o, clock, adam, task, log, st, epoch_before, interrupted);
   }
+  if (!leader) return interrupted ? LoopEnd::interrupted : LoopEnd::finished;
   if (interrupted)
     std::fprintf(stderr, "interrupted: stopped after step %lld with a checkpoint in %s/checkpoints; "
                  "--resume continues from it\n", static_cast<long long>(clock.step), o.model_dir.c_str());

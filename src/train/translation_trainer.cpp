@@ -45,9 +45,22 @@ struct Run {
   double last_lr = 0;  // of the latest optimizer step
 };
 
+data::Tokenizer leader_tokenizer(const TranslationTrainOptions& o, const std::string& target);
+
+// The run's tokenizer: the resumed run's, a given one, or one trained on the training text.
 data::Tokenizer prepare_tokenizer(const TranslationTrainOptions& o) {
   std::string target = o.model_dir + "/spm.model";
   if (o.resume && fs::exists(target)) return data::Tokenizer::load(target);
+  if (!o.comm.leader()) {  // rank 0 writes model_dir/spm.model; the others read it
+    o.comm.barrier();
+    return data::Tokenizer::load(target);
+  }
+  data::Tokenizer t = leader_tokenizer(o, target);
+  o.comm.barrier();
+  return t;
+}
+
+data::Tokenizer leader_tokenizer(const TranslationTrainOptions& o, const std::string& target) {
   if (!o.tokenizer.empty()) {
     data::Tokenizer t = data::Tokenizer::load(o.tokenizer);
     io::write_file_atomic(target, t.serialized());
@@ -123,7 +136,7 @@ void setup(Run& r) {
       },
       c);
   const bool resuming = o.resume && !list_checkpoints(o.model_dir).empty();
-  if (o.resume && !resuming)
+  if (o.resume && !resuming && o.comm.leader())
     std::fprintf(stderr, "--resume: nothing to resume in %s (no checkpoint): starting a new run\n", o.model_dir.c_str());
   if (resuming) c = resumed_config(o.model_dir, c);
   r.model = make_seq2seq(c, o.seed);
@@ -131,7 +144,7 @@ void setup(Run& r) {
   r.adam = std::make_unique<Adam>(r.model.parameters());
   auto corpus = data::read_parallel_corpus(o.train_src, o.train_tgt, r.tokenizer,
                                            data::CorpusOptions::training(o.max_len));
-  std::fprintf(stderr, "training data: %s\n", data::describe(corpus.stats, o.max_len).c_str());
+  if (o.comm.leader()) std::fprintf(stderr, "training data: %s\n", data::describe(corpus.stats, o.max_len).c_str());
   data::BatchOptions bo;
   bo.max_tokens = o.max_tokens;
   bo.seed = o.seed;
@@ -144,6 +157,7 @@ void setup(Run& r) {
     restore_state(r, load_checkpoint(path, *r.adam), path);
     restore_checkpoint_ema(r.ema, r.adam->params, path);
   }) : "";
+  if (!o.comm.leader()) return;
   if (!checkpoint.empty()) {
     std::fprintf(stderr, "resumed from %s (step %lld, %s of training so far)\n", checkpoint.c_str(),
                  static_cast<long long>(r.clock.step), format_duration(r.clock.elapsed_before).c_str());
@@ -184,7 +198,18 @@ double budget_used(const Run& r) {
   return std::min(p, 1.0);
 }
 
-// One optimizer step over `accumulate` batches.
+// The step's sums of all ranks: the gradients, the loss and the token counts.
+void sum_over_ranks(const Communicator& comm, StepResult& s, const std::vector<std::pair<std::string, Var>>& params) {
+  if (!comm.distributed()) return;
+  allreduce_gradients(comm, params);
+  double sums[3] = {s.loss_sum, static_cast<double>(s.tgt_tokens), static_cast<double>(s.src_tokens)};
+  comm.allreduce_sum(sums, 3);
+  s.loss_sum = sums[0];
+  s.tgt_tokens = static_cast<int64_t>(sums[1]);
+  s.src_tokens = static_cast<int64_t>(sums[2]);
+}
+
+// One optimizer step over `accumulate` batches (all ranks together).
 StepResult train_step(Run& r) {
   StepResult s;
   const TranslationTrainOptions& o = r.o;
@@ -192,7 +217,10 @@ StepResult train_step(Run& r) {
   // Teacher forcing, free-running or scheduled sampling (models/scheduled_sampling.h).
   DecoderFeeding feeding{static_cast<float>(teacher_forcing_at(o.teacher_forcing, r.clock.step)), &r.rng};
   for (int a = 0; a < o.accumulate; ++a) {
+    // Rank r computes the step's batches r, r + size, ...: every rank draws the whole global batch
+    // (the same data position on every rank), so the split does not change what is trained on.
     data::Batch b = r.batcher->next();
+    if (a % o.comm.size != o.comm.rank) continue;
     Tape tape;
     TapeScope scope(tape);
     Var logits = seq2seq_logits(r.model, b.src, b.tgt_in, ctx, feeding);
@@ -203,6 +231,7 @@ StepResult train_step(Run& r) {
     s.tgt_tokens += b.tgt_tokens;
     s.src_tokens += b.src_tokens;
   }
+  sum_over_ranks(o.comm, s, r.adam->params);
   s.grad_norm = o.clip_norm > 0 ? clip_grad_norm(r.adam->params, o.clip_norm) : grad_norm(r.adam->params);
   if (!std::isfinite(s.loss_sum) || !std::isfinite(s.grad_norm)) {  // skipped: no update, the step not counted
     r.adam->zero_grad();
@@ -280,6 +309,8 @@ void train_translation(const TranslationTrainOptions& o) {
   check(o.max_steps > 0 || o.max_minutes > 0 || o.max_epochs > 0,
         "train: set a budget: train.max_steps, train.max_minutes or train.max_epochs");
   check(o.accumulate >= 1, "train: accumulate must be >= 1, got ", o.accumulate);
+  check(o.accumulate % o.comm.size == 0, "train: train.accumulate (", o.accumulate, ", the batches of a step) must be a ",
+        "multiple of the ", o.comm.size, " ranks: each rank computes accumulate/ranks of them");
   if (!o.resume && fs::exists(o.model_dir + "/checkpoints") && !list_checkpoints(o.model_dir).empty())
     fail(o.model_dir, " already holds checkpoints: pass --resume to continue, or choose another model_dir");
   fs::create_directories(o.model_dir);
@@ -302,7 +333,7 @@ void train_translation(const TranslationTrainOptions& o) {
                                          {"tokens_seen", r.tokens_seen}},
                           std::string(words));
   };
-  if (run_training_loop(loop_options(r), r.clock, *r.adam, task) == LoopEnd::interrupted) return;
+  if (run_training_loop(loop_options(r), r.clock, *r.adam, task) == LoopEnd::interrupted || !o.comm.leader()) return;
   if (!r.dev) save_model(r, {{"step", r.clock.step}});
   std::fprintf(stderr, "done: %lld steps in %s; model in %s\n", static_cast<long long>(r.clock.step),
                format_duration(r.clock.elapsed()).c_str(), o.model_dir.c_str());

@@ -12,6 +12,7 @@
 #include "attn/data/char_vocab.h"
 #include "attn/models/classifier.h"
 #include "attn/train/adam.h"
+#include "attn/train/distributed.h"
 #include "attn/train/schedule.h"
 #include "attn/train/progress.h"
 
@@ -44,6 +45,8 @@ struct ClassificationTrainOptions {
   uint64_t seed = 1;
   Precision precision = Precision::fp32;  // of the products in training (fp32 or bf16); validation runs in fp32
   bool resume = false;
+  // The ranks of a data-parallel run (train/distributed.h); one process by default.
+  Communicator comm;
 };
 
 // Summary of a finished run (also written to config.json's "training").

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/train/adam.h"
+#include "attn/train/distributed.h"
 #include "attn/train/progress.h"
 
 namespace attn {
@@ -34,6 +35,9 @@ struct LoopOptions {
   int64_t max_bad_steps = 5;
   // The batches of an epoch and of a step, for the ETA of an epoch budget.
   int64_t batches_per_epoch = 0, batches_per_step = 1;
+  // The ranks of a data-parallel run (train/distributed.h): rank 0 alone logs, validates and writes
+  // checkpoints; the decisions to stop (budget, early stop, a signal) are rank 0's on every rank.
+  Communicator comm;
 };
 
 // The cadence every task's options spell alike (TranslationTrainOptions, ClassificationTrainOptions).
@@ -49,6 +53,7 @@ LoopOptions common_loop_options(const TaskOptions& o) {
   lo.checkpoint_every = o.checkpoint_every;
   lo.keep_checkpoints = o.keep_checkpoints;
   lo.max_bad_steps = o.max_bad_steps;
+  lo.comm = o.comm;
   return lo;
 }
 

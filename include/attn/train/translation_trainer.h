@@ -9,6 +9,7 @@
 #include "attn/kernels/precision.h"
 #include "attn/models/scheduled_sampling.h"
 #include "attn/models/seq2seq.h"
+#include "attn/train/distributed.h"
 #include "attn/train/schedule.h"
 #include "attn/train/progress.h"
 
@@ -32,7 +33,7 @@ struct TranslationTrainOptions {
                                           .d_ff = 1024, .dropout = 0.0f, .norm_first = true, .max_len = 512};
 
   int64_t max_tokens = 2048;  // per batch and side
-  int accumulate = 1;         // batches per optimizer step
+  int accumulate = 1;         // batches per optimizer step (all ranks together: a multiple of the ranks)
   LrSchedule schedule{.warmup = 400, .d_model = 256, .decay = "linear"};  // d_model follows model.d_model
   float label_smoothing = 0.1f;
   TeacherForcingSchedule teacher_forcing;  // 1.0: teacher forcing; less: scheduled sampling
@@ -57,6 +58,8 @@ struct TranslationTrainOptions {
   int valid_beam = 1;
   int64_t valid_sentences = 500;     // dev sentences decoded for BLEU (0 = all)
   bool resume = false;
+  // The ranks of a data-parallel run (train/distributed.h); one process by default.
+  Communicator comm;
 };
 
 void train_translation(const TranslationTrainOptions& options);
