@@ -98,6 +98,11 @@ void translate_window(const TranslateJob& job, const std::vector<Line>& window, 
       // The sampling stream of (line, piece): the same whatever the batch.
       inputs.keys.push_back((static_cast<uint64_t>(window[line].number - 1) << 20) | piece);
     }
+    if (job.shortlist) {
+      std::vector<std::vector<int32_t>> always = inputs.prefixes;  // a forced token must be computable
+      always.push_back({job.out.model->common().eos_id});
+      inputs.vocabulary = shortlist_vocabulary(*job.shortlist, sources, always, job.out.model->common().tgt_vocab);
+    }
     std::vector<std::vector<Hypothesis>> out = search_batch(job, sources, inputs);
     for (size_t j = 0; j < group.size(); ++j) parts[where[group[j]].first][where[group[j]].second] = std::move(out[j]);
   }

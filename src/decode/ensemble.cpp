@@ -34,7 +34,7 @@ std::vector<std::vector<Hypothesis>> search(const std::vector<EnsembleMember>& m
   std::vector<RowDecoder> decoders;
   std::vector<double> weights;
   for (const EnsembleMember& m : members) {
-    decoders.push_back(start_row_decoder(*m.model, sources, o.use_cache));
+    decoders.push_back(start_row_decoder(*m.model, sources, o.use_cache, in.vocabulary));
     weights.push_back(m.weight);
   }
   RowDecoder ensemble = ensemble_row_decoder(std::move(decoders), weights);

@@ -254,7 +254,7 @@ std::vector<std::vector<Hypothesis>> search(const Transformer& m,
                                             const SearchOptions& o, const SentenceInputs& in) {
   check_search_options(o, m.config.tgt_vocab);
   if (sources.empty()) return {};
-  RowDecoder decoder = start_row_decoder(m, sources, o.use_cache);
+  RowDecoder decoder = start_row_decoder(m, sources, o.use_cache, in.vocabulary);
   return search(decoder, lengths_of(sources), o, in);
 }
 
@@ -262,7 +262,7 @@ std::vector<std::vector<Hypothesis>> search(const Seq2Seq& m, const std::vector<
                                             const SearchOptions& o, const SentenceInputs& in) {
   check_search_options(o, m.common().tgt_vocab);
   if (sources.empty()) return {};
-  RowDecoder decoder = start_row_decoder(m, sources, o.use_cache);
+  RowDecoder decoder = start_row_decoder(m, sources, o.use_cache, in.vocabulary);
   return search(decoder, lengths_of(sources), o, in);
 }
 

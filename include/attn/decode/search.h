@@ -65,6 +65,9 @@ struct SentenceInputs {
   // The key of each sentence's random stream (sampling); empty: the sentence's index. Give each
   // input sentence its own (translate: its line) so a sample is the same whatever the batch.
   std::vector<uint64_t> keys;
+  // Not empty: the only target tokens the batch may output, sorted (a shortlist's union for the
+  // batch, decode/shortlist.h); the output layer computes just those rows (Transformer only).
+  std::vector<int32_t> vocabulary;
 };
 
 struct Hypothesis {
