@@ -17,6 +17,8 @@
 
 #include "attn/decode/sampling.h"
 #include "attn/decode/search.h"
+#include "attn/models/rnn_seq2seq.h"
+#include "attn/models/seq2seq.h"
 #include "attn/runtime.h"
 #include "decode_fixture.h"
 
@@ -265,6 +267,36 @@ TEST(Sampling, SameSeedSameOutputWhateverThreadsAndBatch) {
   int same = 0;
   for (size_t i = 0; i < 72; ++i) same += one_thread_batch1[i] == one_thread_batch1[i + 72];
   EXPECT_LT(same, 60);
+}
+
+// The other decoders sample alike: the uncached Transformer gives the cached one's samples, and an
+// RNN's samples do not depend on the batch either.
+TEST(Sampling, UncachedAndRnnDecodersSampleAlike) {
+  const Transformer& m = fixture_model(kModel);
+  const auto src = fixture_ids(kModel, "src.txt");
+  SearchOptions o;
+  o.beam = 1;
+  o.n_best = 3;
+  o.max_len = 15;
+  o.sampling = {true, 8, 1.0, 1.0, 21};
+  const auto cached = search(m, src, o);
+  o.use_cache = false;
+  const auto uncached = search(m, src, o);
+  RnnConfig c;
+  c.src_vocab = c.tgt_vocab = 48;
+  c.d_model = 16;
+  c.dropout = 0;
+  const Seq2Seq rnn = as_seq2seq(make_rnn_seq2seq(c, 5));
+  const auto rnn_all = search(rnn, src, o);
+  for (size_t i = 0; i < src.size(); ++i) {
+    ASSERT_EQ(cached[i].size(), 3u);
+    for (size_t j = 0; j < 3; ++j) EXPECT_EQ(cached[i][j].tokens, uncached[i][j].tokens) << "line " << i + 1;
+    SentenceInputs one;
+    one.keys = {i};
+    const auto alone = search(rnn, {src[i]}, o, one).front();
+    ASSERT_EQ(alone.size(), 3u);
+    for (size_t j = 0; j < 3; ++j) EXPECT_EQ(alone[j].tokens, rnn_all[i][j].tokens) << "rnn line " << i + 1;
+  }
 }
 
 }  // namespace
