@@ -213,28 +213,6 @@ void gemm_packed_vnni(const PackedGemmArgs& g, const PackedWeight& w) {
   gemm_s8_gemv({g.m, xu, p.k4, sx, w.scales.data(), g.beta, g.y, g.ldy, g.bias}, p);
 }
 
-// y = s_x s_w acc + beta y (or + bias), acc s32 [m, n] from oneDNN.
-void dequantize(const PackedGemmArgs& g, const int32_t* acc, const float* sx, const PackedWeight& w) {
-  const int64_t m = g.m, n = w.n;
-  const float* sw = w.scales.data();
-  const float* bias = g.bias;
-  const float beta = g.beta;
-#pragma omp parallel for schedule(static) if (m * n >= (1 << 15))
-  for (int64_t r = 0; r < m; ++r) {
-    float* yr = g.y + r * g.ldy;
-    const int32_t* ar = acc + r * n;
-    const float s = sx[r];
-    // y = fma(s_x s_w, acc, beta y), or fma(s_x s_w, acc, bias): the one rounding order, the
-    // VNNI kernel's too
-    if (bias)
-      for (int64_t j = 0; j < n; ++j) yr[j] = std::fma(s * sw[j], static_cast<float>(ar[j]), bias[j]);
-    else if (beta == 0.0f)
-      for (int64_t j = 0; j < n; ++j) yr[j] = (s * sw[j]) * static_cast<float>(ar[j]);
-    else
-      for (int64_t j = 0; j < n; ++j) yr[j] = std::fma(s * sw[j], static_cast<float>(ar[j]), beta * yr[j]);
-  }
-}
-
 // y (+)= x W^T with W in bf16 (no bias: gemm_packed puts it in y first), x rounded to bf16 (kept as
 // f32 where oneDNN has no bf16 matmul).
 void gemm_packed_bf16(const PackedGemmArgs& g, const PackedWeight& w) {
@@ -294,17 +272,16 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
   float* sx = thread_buffer<float>(2, m);
   quantize_rows_s8(g.x, m, k, g.ldx, xq, sx);
   std::fill(xq + m * k, xq + mp * k, int8_t{0});
-  // a block of rows at a time, so that its s32 sums are still in cache when dequantize reads them
+  // a block of rows at a time, so that its s32 sums are still in cache when dequantize_rows reads them
   const int64_t block = s8_row_block(mp, n);
   int32_t* acc = thread_buffer<int32_t>(0, block * n);  // block <= mp
   for (int64_t r0 = 0; r0 < m; r0 += block) {
     const int64_t rows = std::min(block, mp - r0);
     run(*cached_primitive(w.precision, rows, n, k, g.ldy, g.beta), w, xq + r0 * k, acc);
-    PackedGemmArgs part = g;
-    part.m = std::min(rows, m - r0);
-    part.y = g.y + r0 * g.ldy;
-    dequantize(part, acc, sx + r0, w);
+    dequantize_rows(std::min(rows, m - r0), n, acc, sx + r0, w.scales.data(), g.bias, g.beta, g.y + r0 * g.ldy,
+                    g.ldy);
   }
+
 }
 
 }  // namespace attn

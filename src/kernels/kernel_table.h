@@ -59,6 +59,9 @@ struct KernelTable {
   void (*s8_gemv_group)(const S8GemvArgs& a, const S8Panels& w, int64_t g) = nullptr;
   // quantize_s8.cpp: one row to q xor flip; returns its scale
   float (*quantize_row)(const float* x, int64_t cols, uint8_t* out, uint8_t flip, float qmax) = nullptr;
+  // quantize_s8.cpp: one row of dequantize_rows (gemm_int8.h)
+  void (*dequantize_row)(const int32_t* acc, float s, const float* sw, const float* bias, float beta, float* y,
+                         int64_t n) = nullptr;
   // dropout_bits.h
   uint32_t (*keep_bits)(const DropoutStream& s, uint64_t i, int count) = nullptr;
   void (*dropout_row)(const float* x, const float* bias, float* y, int64_t cols, bool relu, const DropoutStream& s,

@@ -44,6 +44,20 @@ float quantize_row_loops(const float* x, int64_t cols, uint8_t* out, uint8_t fli
   return scale;
 }
 
+// One row of dequantize_rows (include/attn/kernels/gemm_int8.h): plain loops that the avx2/ and
+// avx512/ units compile with those instructions (a baseline x86-64 build would call libm's fma
+// once per element).
+template <Isa I>
+void dequantize_row_loops(const int32_t* acc, float s, const float* sw, const float* bias, float beta, float* y,
+                          int64_t n) {
+  if (bias)
+    for (int64_t j = 0; j < n; ++j) y[j] = std::fma(s * sw[j], static_cast<float>(acc[j]), bias[j]);
+  else if (beta == 0.0f)
+    for (int64_t j = 0; j < n; ++j) y[j] = (s * sw[j]) * static_cast<float>(acc[j]);
+  else
+    for (int64_t j = 0; j < n; ++j) y[j] = std::fma(s * sw[j], static_cast<float>(acc[j]), beta * y[j]);
+}
+
 // quantize_row_loops a vector at a time: the max of |x| (NaN left out, as std::max(amax, NaN)
 // does), then q = round(x inv) in the rounding mode (half to even), saturated to s8 (|q| <= qmax
 // in any case).

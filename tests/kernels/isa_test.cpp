@@ -246,6 +246,34 @@ TEST(Isa, QuantizeIsBitIdentical) {
   }
 }
 
+TEST(Isa, DequantizeIsBitIdentical) {
+  // the three epilogues (bias, beta 0, beta y) over rows of whole and partial vectors, sums of
+  // every magnitude an int8 product gives
+  for (int64_t n : {1, 15, 16, 77}) {
+    const int64_t m = 3, ldy = n + 5;
+    std::vector<int32_t> acc(m * n);
+    const std::vector<float> r = uniform(m * n, 30 + n, -1, 1);
+    for (int64_t i = 0; i < m * n; ++i) acc[i] = static_cast<int32_t>(r[i] * 2.0e6f);
+    const std::vector<float> sx = uniform(m, 31, 0.001f, 0.1f), sw = uniform(n, 32, 0.001f, 0.1f);
+    const std::vector<float> bias = uniform(n, 33, -1, 1), y0 = uniform(m * ldy, 34, -1, 1);
+    auto run = [&] {
+      std::vector<float> out;
+      for (int form = 0; form < 3; ++form) {
+        std::vector<float> y = y0;
+        dequantize_rows(m, n, acc.data(), sx.data(), sw.data(), form == 0 ? bias.data() : nullptr,
+                        form == 2 ? 0.7f : 0.0f, y.data(), ldy);
+        out.insert(out.end(), y.begin(), y.end());
+      }
+      return out;
+    };
+    const std::vector<float> want = with_isa(Isa::generic, run);
+    for (int64_t i = 0; i < m; ++i)  // the generic form is the definition
+      for (int64_t j = 0; j < n; ++j)
+        ASSERT_EQ(want[i * ldy + j], std::fma(sx[i] * sw[j], static_cast<float>(acc[i * n + j]), bias[j]));
+    for (Isa isa : isas_here()) EXPECT_EQ(with_isa(isa, run), want) << isa_name(isa) << " n " << n;
+  }
+}
+
 TEST(Isa, DropoutIsBitIdentical) {
   const int64_t cols = 77;
   const std::vector<float> x = uniform(cols, 13, -1, 1), bias = uniform(cols, 14, -1, 1);

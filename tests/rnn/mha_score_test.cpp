@@ -44,7 +44,7 @@ TEST(MultiHeadScore, GradCheckEveryScore) {
       AttentionScore s;
       s.kind = kind;
       if (kind != ScoreKind::dot) s.W = x[3];
-      if (kind == ScoreKind::additive) s.U = Linear{x[4], x[5]}, s.v = x[6];
+      if (kind == ScoreKind::additive) s.U = Linear{x[4], x[5], {}}, s.v = x[6];
       return multi_head_attend(s, x[0], x[1], x[2], masks(), {});
     });
     EXPECT_LE(worst, 1.0);

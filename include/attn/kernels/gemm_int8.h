@@ -28,6 +28,13 @@ namespace attn {
 void quantize_rows_s8(const float* x, int64_t rows, int64_t cols, int64_t ld, int8_t* q, float* scales,
                       int qmax = 127);
 
+// The int8 product's epilogue over m rows of n columns: y[r, j] = fma(sx[r] sw[j], acc[r, j], bias[j])
+// with a bias, (sx[r] sw[j]) acc[r, j] when beta is 0, else fma(sx[r] sw[j], acc[r, j], beta y[r, j]).
+// acc is dense [m, n], y has row stride ldy. One rounding order on every instruction set (an fma
+// rounds once), so the kernel table's forms give the same bits.
+void dequantize_rows(int64_t m, int64_t n, const int32_t* acc, const float* sx, const float* sw, const float* bias,
+                     float beta, float* y, int64_t ldy);
+
 // The largest |W_q| of an int8 weight: 127 where the CPU has VNNI (cpu_has_int8_dot()), 63
 // elsewhere. Without VNNI oneDNN forms u8 x s8 pair sums in s16, with x shifted to u8 (0..255):
 // 2 x 255 x 63 = 32130 fits, 2 x 255 x 127 would saturate. oneDNN's int8 guide gives this advice.

@@ -8,6 +8,7 @@ namespace attn::detail {
 template <>
 void fill_quantize_s8<Isa::avx2>(KernelTable& t) {
   t.quantize_row = quantize_row_lanes<avx2::Lanes>;
+  t.dequantize_row = dequantize_row_loops<Isa::avx2>;
 }
 
 }  // namespace attn::detail
