@@ -142,6 +142,7 @@ const std::vector<int32_t> kNoPrefix;
 // neither applies, so the plain search stays exactly torch_ref.py's.
 void constrain(Tensor& logp, const std::vector<SentenceSearch>& sentences, const SentenceInputs& in,
                const Constraints& c) {
+  if (in.prefixes.empty() && !c.any()) return;
   std::vector<const std::vector<int32_t>*> histories;
   std::vector<int32_t> forced;
   bool any_forced = false;
