@@ -1,7 +1,7 @@
 // Sampling (decode/sampling.h) on the fixture model post_shared_l2_h4 against PyTorch:
 //   - 5,000 sampled first tokens follow torch_ref.py's softmax (tests/fixtures/decode/first_step.txt,
 //     made by make_decode_fixtures.py): a chi-square test, p > 0.01; the same with temperature 0.7 and
-//     top-k 5 against the probabilities recomputed here from PyTorch's;
+//     top-k 5, and with top-p 0.8, against the probabilities recomputed here from PyTorch's;
 //   - top-k and top-p keep exactly the right tokens (computed here by sorting), renormalised;
 //   - top-k 1 is greedy decoding (torch_ref.py's greedy.txt);
 //   - the same seed gives the same outputs at 1 and 2 threads and at batch 1 and 32; another
@@ -141,6 +141,27 @@ TEST(Sampling, TemperatureAndTopKFollowTorchSoftmax) {
   const std::map<int32_t, int> counts = first_tokens(s, 5000);
   for (const auto& [token, n] : counts) EXPECT_GT(q[static_cast<size_t>(token)], 0) << "token " << token << " outside the top 5";
   EXPECT_EQ(counts.size(), 5u);
+  EXPECT_GT(chi_square_p(counts, q, 5000), 0.01);
+}
+
+TEST(Sampling, TopPFollowsTorchSoftmaxWithinTheNucleus) {
+  const std::vector<double> p = torch_first_step();
+  SamplingOptions s;
+  s.on = true;
+  s.seed = 13;
+  s.top_p = 0.8;
+  // Expected: PyTorch's p over the fewest most probable tokens reaching 0.8, renormalised.
+  std::vector<size_t> order(p.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b]; });
+  std::vector<double> q(p.size(), 0.0);
+  double total = 0;
+  for (size_t i = 0; total < 0.8; ++i) total += q[order[i]] = p[order[i]];
+  size_t nucleus = 0;
+  for (double& x : q) nucleus += (x /= total) > 0;
+  const std::map<int32_t, int> counts = first_tokens(s, 5000);
+  for (const auto& [token, n] : counts) EXPECT_GT(q[static_cast<size_t>(token)], 0) << "token " << token << " outside the nucleus";
+  EXPECT_EQ(counts.size(), nucleus);
   EXPECT_GT(chi_square_p(counts, q, 5000), 0.01);
 }
 
