@@ -203,9 +203,14 @@ TEST(Sampling, TopKAndTopPKeepExactlyTheRightTokens) {
   // A banned token (-inf) is never in it, and draw() picks by cumulative probability.
   logp[1] = -INFINITY;
   EXPECT_EQ(tokens_of(dist(1, 1.0)), (std::vector<int32_t>{3}));
-  auto all = dist(0, 1.0);
-  EXPECT_EQ(draw(all, 0.0), 3);
-  EXPECT_EQ(draw(all, 0.999999), 0);
+  auto all = dist(0, 1.0);  // no cut: id order, 0.05 0.1 0.3 0.15 over 0.6
+  EXPECT_EQ(tokens_of(all), (std::vector<int32_t>{0, 2, 3, 4}));
+  EXPECT_EQ(draw(all, 0.0), 0);
+  EXPECT_EQ(draw(all, 0.2), 2);  // 0.05/0.6 = 0.083 <= 0.2 < 0.25
+  EXPECT_EQ(draw(all, 0.999999), 4);
+  auto cut = dist(2, 1.0);  // most probable first: 3 (0.3), 4 (0.15)
+  EXPECT_EQ(draw(cut, 0.0), 3);
+  EXPECT_EQ(draw(cut, 0.7), 4);  // 0.3/0.45 = 0.667 <= 0.7
 }
 
 TEST(Sampling, TopPOnTheModelKeepsTheSmallestSetReachingP) {
@@ -227,6 +232,32 @@ TEST(Sampling, TopPOnTheModelKeepsTheSmallestSetReachingP) {
     o.on = true;
     o.top_p = top_p;
     EXPECT_EQ(tokens_of(sampling_distribution(logp.data(), 48, o)), expected) << "top_p " << top_p;
+  }
+}
+
+// A nucleus of hundreds of tokens (found 64, 256, 1024 at a time) is the same set as by a full sort.
+TEST(Sampling, LargeNucleusEqualsAFullSort) {
+  std::vector<float> logp(3000);
+  for (size_t v = 0; v < logp.size(); ++v) logp[v] = -8.0f - 0.001f * static_cast<float>((v * 7919) % 3000);
+  std::vector<double> p(logp.size());
+  double z = 0;
+  for (size_t v = 0; v < p.size(); ++v) z += p[v] = std::exp(static_cast<double>(logp[v]));
+  std::vector<size_t> order(p.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+  for (double top_p : {0.05, 0.3, 0.9}) {
+    std::vector<int32_t> expected;
+    double cumulative = 0;
+    for (size_t i = 0; cumulative < top_p; ++i) {
+      expected.push_back(static_cast<int32_t>(order[i]));
+      cumulative += p[order[i]] / z;
+    }
+    std::sort(expected.begin(), expected.end());
+    SamplingOptions o;
+    o.on = true;
+    o.top_p = top_p;
+    EXPECT_EQ(tokens_of(sampling_distribution(logp.data(), 3000, o)), expected) << "top_p " << top_p;
+    std::printf("top_p %.2f: %zu of 3000 tokens\n", top_p, expected.size());
   }
 }
 
