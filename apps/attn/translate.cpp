@@ -112,8 +112,9 @@ void add_main_flags(CLI::App& args, TranslateFlags& f) {
                   "their outputs joined on its line; nothing is lost), truncate (its first positions), or "
                   "error (stop); split and truncate warn with the line number")
       ->check(CLI::IsMember({"split", "truncate", "error"}))->group(io);
-  add_text(args, "--shortlist", f.shortlist, "FILE from attn shortlist: each batch's output layer computes only "
-           "the target pieces listed for its source pieces, plus the frequent ones (e.g. --shortlist list.safetensors)")
+  add_text(args, "--shortlist", f.shortlist, "FILE from attn shortlist: each sentence may output only "
+           "the target pieces listed for its source pieces, plus the frequent ones (renormalised over "
+           "them); the output layer computes only the batch's union (e.g. --shortlist list.safetensors)")
       ->type_name("FILE")->group(io);
 }
 

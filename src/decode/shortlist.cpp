@@ -15,7 +15,8 @@ std::vector<int32_t> unique_ids(const std::vector<int32_t>& ids, int64_t vocab, 
   std::vector<int32_t> u(ids);
   std::sort(u.begin(), u.end());
   u.erase(std::unique(u.begin(), u.end()), u.end());
-  for (int32_t id : u) check(id >= 0 && id < vocab, "shortlist: ", side, " line ", line + 1, ": id ", id, " not in [0, ", vocab, ")");
+  for (int32_t id : u)
+    check(id >= 0 && id < vocab, "shortlist: ", side, " line ", line + 1, ": id ", id, " not in [0, ", vocab, ")");
   return u;
 }
 
@@ -69,10 +70,13 @@ void save_shortlist(const Shortlist& s, const std::string& path) {
   size_t k = 1;
   for (const auto& row : s.by_source) k = std::max(k, row.size());
   std::vector<int32_t> table(s.by_source.size() * k, -1);
-  for (size_t a = 0; a < s.by_source.size(); ++a) std::copy(s.by_source[a].begin(), s.by_source[a].end(), table.begin() + static_cast<std::ptrdiff_t>(a * k));
-  std::vector<int32_t> frequent = s.frequent.empty() ? std::vector<int32_t>{-1} : s.frequent;
-  io::save_safetensors(path, {{"by_source", Tensor::from_ids(table, {static_cast<int64_t>(s.by_source.size()), static_cast<int64_t>(k)})},
-                              {"frequent", Tensor::from_ids(frequent, {static_cast<int64_t>(frequent.size())})}},
+  for (size_t a = 0; a < s.by_source.size(); ++a)
+    std::copy(s.by_source[a].begin(), s.by_source[a].end(), table.begin() + static_cast<std::ptrdiff_t>(a * k));
+  const std::vector<int32_t> frequent = s.frequent.empty() ? std::vector<int32_t>{-1} : s.frequent;
+  const int64_t rows = static_cast<int64_t>(s.by_source.size()), n = static_cast<int64_t>(frequent.size());
+  io::save_safetensors(path,
+                       {{"by_source", Tensor::from_ids(table, {rows, static_cast<int64_t>(k)})},  // [src_vocab, K]
+                        {"frequent", Tensor::from_ids(frequent, {n})}},                           // [N]
                        {{"format", "attn shortlist"}});
 }
 

@@ -148,7 +148,7 @@ TEST_F(DecodeOptionsCli, BatchTokensAndFilesGiveTheDefaultOutput) {
 }
 
 // attn shortlist + translate --shortlist: every output token lies within the lists of the line's
-// source pieces and the frequent ones (--batch 1: each line its own union). (A list of every piece
+// source pieces and the frequent ones, and the outputs do not depend on the batching. (A list of every piece
 // changing nothing is shown in shortlist_test.cpp; a list made from a corpus leaves out the pieces
 // it never saw, so it restricts.)
 TEST_F(DecodeOptionsCli, ShortlistRestrictsTheOutputLayer) {
@@ -160,6 +160,10 @@ TEST_F(DecodeOptionsCli, ShortlistRestrictsTheOutputLayer) {
   const std::string out = translate("--beam 4 --max-len 20 --batch 1 --shortlist " + quote(path("small.safetensors")) +
                                     " < " + src());
   EXPECT_NE(out, base);
+  // Each line renormalised over its own list: the same outputs whatever the batch.
+  const std::string list_flag = "--shortlist " + quote(path("small.safetensors"));
+  EXPECT_EQ(translate("--beam 4 --max-len 20 --batch 32 " + list_flag + " < " + src()), out);
+  EXPECT_EQ(translate("--beam 4 --max-len 20 --batch-tokens 20 " + list_flag + " < " + src()), out);
   // The lists, as the library reads them, and each output line checked against its own union.
   const Shortlist list = load_shortlist(path("small.safetensors"), 48, 48);
   const auto sources = testing::fixture_ids("post_shared_l2_h4", "src.txt");

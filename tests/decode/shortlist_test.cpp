@@ -3,8 +3,9 @@
 //   - a file round-trips; a shortlist holding every piece changes no output and no score;
 //   - a real restriction: greedy over the restricted output layer equals a greedy written here over
 //     the full model's teacher-forced log-probs, renormalised over the allowed tokens (tokens and
-//     log-probs), and every output token is allowed; through the CLI (attn shortlist,
-//     translate --shortlist) too.
+//     log-probs), alone and with all 24 sentences in one batch (the output layer over their union,
+//     each renormalised over its own list), and every output token is allowed; through the CLI
+//     (attn shortlist, translate --shortlist) too.
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -109,6 +110,15 @@ TEST(Shortlist, RestrictedGreedyEqualsTheRenormalisedFullModel) {
   const Transformer& m = fixture_model(kModel);
   const auto src = fixture_ids(kModel, "src.txt"), tgt = fixture_ids(kModel, "tgt.txt");
   const Shortlist s = build_shortlist(src, tgt, 48, 48, {2, 3});
+  // All 24 in one batch: the output layer over the union, each sentence renormalised over its own.
+  SentenceInputs batch;
+  std::set<int32_t> all;
+  for (const auto& x : src) {
+    batch.allowed.push_back(shortlist_vocabulary(s, {x}, {{m.config.eos_id}}, 48));
+    all.insert(batch.allowed.back().begin(), batch.allowed.back().end());
+  }
+  batch.vocabulary.assign(all.begin(), all.end());
+  const auto batched = search(m, src, options(1), batch);
   int differ = 0;
   for (size_t i = 0; i < src.size(); ++i) {
     SentenceInputs in;
@@ -118,10 +128,13 @@ TEST(Shortlist, RestrictedGreedyEqualsTheRenormalisedFullModel) {
     const auto [tokens, logprob] = restricted_greedy(m, src[i], in.vocabulary);
     EXPECT_EQ(got.tokens, tokens) << "line " << i + 1;
     EXPECT_NEAR(got.logprob, logprob, 1e-4) << "line " << i + 1;
+    EXPECT_EQ(batched[i].front().tokens, tokens) << "line " << i + 1 << " in the batch";
+    EXPECT_NEAR(batched[i].front().logprob, logprob, 1e-4) << "line " << i + 1 << " in the batch";
     for (int32_t t : got.tokens)
       EXPECT_TRUE(std::binary_search(in.vocabulary.begin(), in.vocabulary.end(), t)) << "line " << i + 1;
     differ += got.tokens != fixture_ids(kModel, "greedy.txt")[i];
   }
+  EXPECT_LT(batch.vocabulary.size(), 48u);
   std::printf("restricted greedy differs from the full model's on %d of %zu lines\n", differ, src.size());
   EXPECT_GT(differ, 0);  // the restriction bites
 }
