@@ -109,16 +109,26 @@ RowDecoder ensemble_row_decoder(std::vector<RowDecoder> members, const std::vect
   auto shared = std::make_shared<std::vector<RowDecoder>>(std::move(members));
   std::vector<float> w(weights.begin(), weights.end());  // in the log-probs' precision, as PyTorch's w * tensor
   r.step = [shared, w](const std::vector<int32_t>& tokens) {
-    // out = w_1 logp_1 + w_2 logp_2 + ..., summed in member order.
-    Tensor out = (*shared)[0].step(tokens).contiguous();
-    const int64_t n = out.numel();
-    float* o = out.data<float>();
-    for (int64_t j = 0; j < n; ++j) o[j] *= w[0];
-    for (size_t m = 1; m < shared->size(); ++m) {
-      Tensor lp = (*shared)[m].step(tokens).contiguous();
+    // out = w_1 logp_1 + w_2 logp_2 + ..., summed in member order. A member of weight 0 is stepped
+    // (its state stays in line) but adds nothing: 0 x -inf (a token outside a shortlist) is NaN.
+    Tensor out;
+    bool started = false;
+    for (size_t m = 0; m < shared->size(); ++m) {
+      Tensor lp = (*shared)[m].step(tokens).contiguous();  // [rows, V]
+      if (w[m] == 0.0f) continue;
+      const int64_t n = lp.numel();
+      if (!started) {
+        out = lp;
+        float* o = out.data<float>();
+        for (int64_t j = 0; j < n; ++j) o[j] *= w[m];
+        started = true;
+        continue;
+      }
       const float* p = lp.data<float>();
+      float* o = out.data<float>();
       for (int64_t j = 0; j < n; ++j) o[j] += w[m] * p[j];
     }
+    check(started, "ensemble: every weight is 0");
     return out;
   };
   r.select_rows = [shared](const std::vector<int64_t>& rows, bool same) {
