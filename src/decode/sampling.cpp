@@ -37,6 +37,28 @@ std::pair<int32_t, float> next_token(const float* row, int64_t V, int32_t forced
   return {t, row[t]};
 }
 
+// The next token of every live sample (row r: samples[live[r]]) and the log-prob it was drawn
+// from. A row's draw depends only on its own log-probs and stream: rows split over the threads.
+std::vector<std::pair<int32_t, float>> draw_rows(const Tensor& logp, const std::vector<Sample>& samples,
+                                                 const std::vector<size_t>& live, const std::vector<int32_t>& forced,
+                                                 const std::vector<uint64_t>& keys, const SamplingOptions& o,
+                                                 uint64_t step) {
+  const float* p = logp.data<float>();
+  const int64_t R = logp.size(0), V = logp.size(1);
+  std::vector<std::pair<int32_t, float>> drawn(static_cast<size_t>(R));
+  RegionErrors errors;
+#pragma omp parallel for schedule(static) if (R * V >= (1 << 16))
+  for (int64_t r = 0; r < R; ++r)
+    errors.guard([&] {
+      const size_t i = static_cast<size_t>(r);
+      const Sample& s = samples[live[i]];
+      const uint64_t key = keys.empty() ? s.sentence : keys[s.sentence];
+      drawn[i] = next_token(p + r * V, V, forced[i], o, key, s.index, step);
+    });
+  errors.rethrow();
+  return drawn;
+}
+
 // The samples of each sentence, best first by score = logprob / lp(len), len counting the eos.
 std::vector<std::vector<Hypothesis>> sorted_results(const std::vector<Sample>& samples, size_t sentences,
                                                     double alpha) {
@@ -117,7 +139,6 @@ int32_t draw(const std::vector<std::pair<int32_t, double>>& dist, double u) {
 std::vector<std::vector<Hypothesis>> sample_translations(RowDecoder& decoder, const std::vector<int64_t>& max_lens,
                                                          const SearchOptions& o, const SentenceInputs& in) {
   const Constraints constraints{o.min_len, o.no_repeat_ngram, o.repetition_penalty, decoder.eos_id};
-  const int64_t V = decoder.tgt_vocab;
   // n_best rows per sentence: row s * n_best + i is sample i of sentence s.
   std::vector<Sample> samples;
   std::vector<int64_t> rows;
@@ -142,13 +163,12 @@ std::vector<std::vector<Hypothesis>> sample_translations(RowDecoder& decoder, co
     }
     Tensor logp = decoder.step(tokens);  // [rows, V]
     constrain_rows(logp, histories, forced, constraints, allowed);
-    const float* p = logp.data<float>();
+    const std::vector<std::pair<int32_t, float>> drawn = draw_rows(logp, samples, live, forced, in.keys, o.sampling, step);
     std::vector<int64_t> kept;
     std::vector<size_t> still;
     for (size_t r = 0; r < live.size(); ++r) {
       Sample& s = samples[live[r]];
-      const uint64_t key = in.keys.empty() ? s.sentence : in.keys[s.sentence];
-      const auto [token, value] = next_token(p + static_cast<int64_t>(r) * V, V, forced[r], o.sampling, key, s.index, step);
+      const auto [token, value] = drawn[r];
       s.logprob += static_cast<double>(value);
       if (token == decoder.eos_id) {
         s.finished = true;
