@@ -5,13 +5,16 @@
 //   - top-k and top-p keep exactly the right tokens (computed here by sorting), renormalised;
 //   - top-k 1 is greedy decoding (torch_ref.py's greedy.txt);
 //   - the same seed gives the same outputs at 1 and 2 threads and at batch 1 and 32; another
-//     seed gives others.
+//     seed gives others; the same on a stand-in decoder of 5,000 tokens, where the draws run on
+//     the threads.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <numeric>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -19,6 +22,7 @@
 #include "attn/decode/search.h"
 #include "attn/models/rnn_seq2seq.h"
 #include "attn/models/seq2seq.h"
+#include "attn/ops/softmax.h"
 #include "attn/runtime.h"
 #include "decode_fixture.h"
 
@@ -319,6 +323,76 @@ TEST(Sampling, SameSeedSameOutputWhateverThreadsAndBatch) {
   int same = 0;
   for (size_t i = 0; i < 72; ++i) same += one_thread_batch1[i] == one_thread_batch1[i + 72];
   EXPECT_LT(same, 60);
+}
+
+// A stand-in model over 5,000 tokens: each row's log-probs are a fixed function of its prefix (a
+// hash), so they are the same whatever the batch; enough log-probs a step for the draws to run on
+// the threads.
+RowDecoder hashed_decoder(size_t sentences) {
+  auto rows = std::make_shared<std::vector<std::vector<int32_t>>>(sentences);
+  RowDecoder d;
+  d.tgt_vocab = 5000;
+  d.max_len = 64;
+  d.step = [rows](const std::vector<int32_t>& tokens) {
+    const int64_t R = static_cast<int64_t>(tokens.size()), V = 5000;
+    Tensor logits = Tensor::empty({R, V});
+    for (int64_t r = 0; r < R; ++r) {
+      auto& h = (*rows)[static_cast<size_t>(r)];
+      h.push_back(tokens[static_cast<size_t>(r)]);
+      uint64_t seed = h.size();
+      for (int32_t t : h) seed = seed * 1000003u + static_cast<uint64_t>(t);
+      for (int64_t v = 0; v < V; ++v)
+        logits.data<float>()[r * V + v] = static_cast<float>(-6.0 * stream_uniform(seed, 0, 0, static_cast<uint64_t>(v)));
+    }
+    Tensor logp = Tensor::empty({R, V});
+    log_softmax_rows(logits.data<float>(), logp.data<float>(), R, V);
+    return logp;
+  };
+  d.select_rows = [rows](const std::vector<int64_t>& keep, bool) {
+    std::vector<std::vector<int32_t>> kept;
+    for (int64_t r : keep) kept.push_back((*rows)[static_cast<size_t>(r)]);
+    *rows = std::move(kept);
+  };
+  return d;
+}
+
+// 40 sentences, 2 samples each, in batches of `batch` (keys: their index).
+std::vector<Hypothesis> hashed_samples(size_t batch, const SamplingOptions& sampling) {
+  SearchOptions o;
+  o.beam = 1;
+  o.n_best = 2;
+  o.max_len = 12;
+  o.sampling = sampling;
+  std::vector<Hypothesis> out;
+  for (size_t at = 0; at < 40; at += batch) {
+    RowDecoder d = hashed_decoder(batch);
+    SentenceInputs in;
+    for (size_t i = at; i < at + batch; ++i) in.keys.push_back(i);
+    for (const auto& hyps : search(d, std::vector<int64_t>(batch, 5), o, in))
+      out.insert(out.end(), hyps.begin(), hyps.end());
+  }
+  return out;
+}
+
+TEST(Sampling, ParallelDrawsAreTheSameAtAnyThreadCountAndBatch) {
+  const int threads_before = threads();
+  for (const SamplingOptions& s : {SamplingOptions{true, 0, 1.0, 1.0, 9}, SamplingOptions{true, 0, 0.7, 0.8, 9},
+                                   SamplingOptions{true, 100, 1.0, 1.5, 9}}) {
+    set_threads(1);
+    const auto one = hashed_samples(40, s);
+    set_threads(2);
+    const auto two = hashed_samples(40, s), two_small = hashed_samples(8, s);
+    ASSERT_EQ(one.size(), 80u);
+    std::set<std::vector<int32_t>> distinct;
+    for (size_t i = 0; i < one.size(); ++i) {
+      EXPECT_EQ(two[i].tokens, one[i].tokens) << i;
+      EXPECT_EQ(two[i].logprob, one[i].logprob) << i;
+      EXPECT_EQ(two_small[i].tokens, one[i].tokens) << i;
+      distinct.insert(one[i].tokens);
+    }
+    EXPECT_GT(distinct.size(), 70u);  // samples, not one output repeated
+  }
+  set_threads(threads_before);
 }
 
 // The other decoders sample alike: the uncached Transformer gives the cached one's samples, and an
