@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything attn needs from Debian packages and builds it (Release, tuned for this CPU).
-# Idempotent and non-interactive. Usage: scripts/setup.sh [--portable] [--debug] [--bench] [--sanitize]
-# --sanitize also installs clang with its sanitizer, libFuzzer and OpenMP run-times, for
-# scripts/sanitize.sh and scripts/fuzz.sh (which it then runs: the unit suite under ASan and UBSan).
+# Idempotent and non-interactive. Usage: scripts/setup.sh [--portable] [--debug] [--fuzz] [--bench] [--sanitize]
+# --fuzz also builds the libFuzzer targets with clang, ASan and UBSan in build-asan/ (the suite's
+# fuzz.smoke runs them for a minute; the README's test command asks for it). --sanitize builds all
+# of build-asan/ and runs the unit suite there (scripts/sanitize.sh).
 # --bench also installs what bench/compare.py runs beside attn: Debian's python3-torch and
 # python3-numpy, and CTranslate2 from PyPI in a venv (ATTN_CT2_VENV, default /work/venv-ct2).
 set -euo pipefail
@@ -10,14 +11,16 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ cmake make pkg-config libopenblas-dev libdnnl-dev libsentencepiece-dev
           libgtest-dev zlib1g-dev nlohmann-json3-dev libyaml-dev libcli11-dev
-          chromium fonts-dejavu-core python3)  # chromium: the attend page's browser test
-bench=0; sanitize=0
+          libcpp-httplib-dev  # attn serve's HTTP server
+          chromium fonts-dejavu-core python3)  # chromium: the attend and serve pages' browser tests
+bench=0; sanitize=0; fuzz=0
 for a in "$@"; do
   [ "$a" = --bench ] && bench=1
   [ "$a" = --sanitize ] && sanitize=1
+  [ "$a" = --fuzz ] && fuzz=1
 done
+[ $fuzz = 1 ] || [ $sanitize = 1 ] && packages+=(clang libclang-rt-14-dev libomp-14-dev)
 [ $bench = 1 ] && packages+=(python3-torch python3-numpy python3-venv python3-pip)
-[ $sanitize = 1 ] && packages+=(clang libclang-rt-14-dev libomp-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -34,7 +37,7 @@ for a in "$@"; do
   case "$a" in
     --portable) portable=ON ;;
     --debug) build_type=Debug ;;
-    --bench|--sanitize) ;;
+    --bench|--sanitize|--fuzz) ;;
     *) echo "setup: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -42,6 +45,11 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE="$build_type" -DATTN_PORTABLE="$portable"
 cmake --build build -j"$(nproc)" 2>&1 | grep -E "error|warning|Error" || true
 test -x build/attn || { echo "setup: build failed (run: cmake --build build)" >&2; exit 1; }
 echo "setup: built build/attn ($build_type, portable=$portable)" >&2
+if [ $fuzz = 1 ]; then  # the libFuzzer targets that the suite's fuzz.smoke runs
+  scripts/fuzz.sh --build-only 2>&1 | grep -E "error|Error" || true
+  test -x build-asan/fuzz/fuzz_ids || { echo "setup: the fuzzers did not build (run: scripts/fuzz.sh --build-only)" >&2; exit 1; }
+  echo "setup: built the fuzzers in build-asan/" >&2
+fi
 if [ $bench = 1 ]; then
   venv="${ATTN_CT2_VENV:-/work/venv-ct2}"
   if ! "$venv/bin/python" -c "import ctranslate2" 2>/dev/null; then

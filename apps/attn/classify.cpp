@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "args.h"
+#include "classify.h"
 #include "attn/data/text_file.h"
 #include "attn/error.h"
 #include "attn/kernels/precision.h"
@@ -17,6 +18,15 @@
 #include "attn/runtime.h"
 
 namespace attn::cli {
+
+std::vector<int64_t> top_classes(const float* row, int64_t classes, int64_t k) {
+  std::vector<int64_t> order(static_cast<size_t>(classes));
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) { return row[a] > row[b]; });
+  order.resize(static_cast<size_t>(k));
+  return order;
+}
+
 namespace {
 
 // Prints a line per text; a blank text (no sentence, data/text_file.h) gets an empty line.
@@ -27,7 +37,6 @@ void write_batch(const ClassifierModel& m, const std::vector<std::string>& texts
   Tensor p = sentences.empty() ? Tensor() : classifier_probabilities(m.model, encode_texts(m, sentences));
   const int64_t C = static_cast<int64_t>(m.labels.size());
   const float* prob = sentences.empty() ? nullptr : p.data<float>();
-  std::vector<int64_t> order(static_cast<size_t>(C));
   int64_t next = 0;
   for (const std::string& text : texts) {
     if (data::is_blank(text)) {
@@ -35,9 +44,7 @@ void write_batch(const ClassifierModel& m, const std::vector<std::string>& texts
       continue;
     }
     const float* row = prob + next++ * C;
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                      [&](int64_t a, int64_t b) { return row[a] > row[b]; });
+    const std::vector<int64_t> order = top_classes(row, C, k);
     std::string line;
     for (int64_t j = 0; j < k; ++j) {
       char num[32];
