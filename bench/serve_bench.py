@@ -25,9 +25,11 @@ import threading
 import time
 
 
-def start_server(a, extra):
-    log = tempfile.NamedTemporaryFile(prefix="attn_serve_bench_", suffix=".log", delete=False)
-    cmd = [a.attn, "serve", "--model", "m=" + a.model, "--port", "0", "--threads", str(a.threads), *extra]
+def launch(attn, spec, threads, extra=()):
+    """`attn serve --model SPEC --port 0` (any free port); returns (process, port, its stderr file).
+    tests/serve/page_browser_test.py starts its server with this too."""
+    log = tempfile.NamedTemporaryFile(prefix="attn_serve_", suffix=".log", delete=False)
+    cmd = [attn, "serve", "--model", spec, "--port", "0", "--threads", str(threads), *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log)
     for _ in range(600):
         time.sleep(0.1)
@@ -35,8 +37,12 @@ def start_server(a, extra):
         if m:
             return proc, int(m.group(1)), log.name
         if proc.poll() is not None:
-            sys.exit(f"attn serve exited {proc.returncode}: {open(log.name).read()}")
-    sys.exit("attn serve did not start within 60 s")
+            sys.exit(f"FAIL: attn serve exited {proc.returncode}: {open(log.name).read()}")
+    sys.exit("FAIL: attn serve did not start within 60 s")
+
+
+def start_server(a, extra):
+    return launch(a.attn, "m=" + a.model, a.threads, extra)
 
 
 def stop_server(proc, log):

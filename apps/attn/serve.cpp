@@ -59,7 +59,7 @@ bool parse_flags(int argc, char** argv, ServeFlags& f) {
   add_int(args, "--max-line-bytes", f.max_line, 1, 1 << 24, "bytes of one sentence (413 past it)");
   add_int(args, "--timeout-ms", f.service.timeout_ms, 1, 3600000, "a request unanswered by then gets 504");
   add_int(args, "--request-ms", f.http.connection.request_ms, 1, 3600000,
-          "time to receive one whole request (a slow client is cut off; 408-like close)");
+          "time to receive one whole request; a slower client's connection is closed (slow-loris)");
   add_int(args, "--http-threads", f.http.threads, 1, 4096,
           "connections served at once (more wait to be accepted); each thread used holds ~1 MiB");
   add_threads(args, f.service.threads, "all cores");

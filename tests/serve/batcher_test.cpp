@@ -41,7 +41,7 @@ struct Recorder {
   }
 };
 
-TEST(Batcher, JobsOfOneKeyShareABatchUpToTheTokenLimit) {
+TEST(DynamicBatcher, JobsOfOneKeyShareABatchUpToTheTokenLimit) {
   Recorder rec;
   rec.gate = 0;  // the first job blocks the batcher while the others queue
   Batcher b({/*max_batch_tokens=*/100, /*max_wait_ms=*/50, /*max_queue=*/1000, true}, rec.run());
@@ -60,7 +60,7 @@ TEST(Batcher, JobsOfOneKeyShareABatchUpToTheTokenLimit) {
   EXPECT_EQ(rec.batches[2], (std::vector<std::string>{"b", "b", "b"}));
 }
 
-TEST(Batcher, TheTokenLimitSplitsABatch) {
+TEST(DynamicBatcher, TheTokenLimitSplitsABatch) {
   Recorder rec;
   rec.gate = 0;
   Batcher b({100, 50, 1000, true}, rec.run());
@@ -77,7 +77,7 @@ TEST(Batcher, TheTokenLimitSplitsABatch) {
   EXPECT_EQ(rec.batches[3].size(), 1u);
 }
 
-TEST(Batcher, WithoutBatchingEachJobIsAlone) {
+TEST(DynamicBatcher, WithoutBatchingEachJobIsAlone) {
   Recorder rec;
   rec.gate = 0;
   Batcher b({4096, 50, 1000, false}, rec.run());
@@ -90,7 +90,7 @@ TEST(Batcher, WithoutBatchingEachJobIsAlone) {
   for (const auto& batch : rec.batches) EXPECT_EQ(batch.size(), 1u);
 }
 
-TEST(Batcher, AFullQueueRefusesAndAnAbandonedJobIsDropped) {
+TEST(DynamicBatcher, AFullQueueRefusesAndAnAbandonedJobIsDropped) {
   Recorder rec;
   rec.gate = 0;
   Batcher b({4096, 0, 5, true}, rec.run());
@@ -110,7 +110,7 @@ TEST(Batcher, AFullQueueRefusesAndAnAbandonedJobIsDropped) {
   EXPECT_EQ(b.queued_sentences(), 0u);
 }
 
-TEST(Batcher, AFailingBatchAnswersEachJob500AndTheBatcherGoesOn) {
+TEST(DynamicBatcher, AFailingBatchAnswersEachJob500AndTheBatcherGoesOn) {
   int calls = 0;
   Batcher b({4096, 0, 100, true}, [&](const std::vector<std::shared_ptr<Job>>& batch) {
     if (calls++ == 0) throw std::runtime_error("boom");
@@ -125,7 +125,7 @@ TEST(Batcher, AFailingBatchAnswersEachJob500AndTheBatcherGoesOn) {
   EXPECT_EQ(good->future().get().status, 200);
 }
 
-TEST(Batcher, StopComputesWhatIsQueuedThenRefuses) {
+TEST(DynamicBatcher, StopComputesWhatIsQueuedThenRefuses) {
   Recorder rec;
   rec.gate = 0;
   auto b = std::make_unique<Batcher>(BatchLimits{4096, 0, 100, false}, rec.run());
@@ -142,7 +142,7 @@ TEST(Batcher, StopComputesWhatIsQueuedThenRefuses) {
   EXPECT_FALSE(b->submit(job("a", 1)));
 }
 
-TEST(Batcher, TheWaitIsBoundedByMaxWait) {
+TEST(DynamicBatcher, TheWaitIsBoundedByMaxWait) {
   Recorder rec;
   Batcher b({1 << 20, 30, 100, true}, rec.run());
   const auto start = Clock::now();

@@ -15,7 +15,6 @@ Without --model, a model is trained for 2 steps first (attn train). Standard lib
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -23,8 +22,11 @@ import tempfile
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "attend"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "attend"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 from browser_test import png_pixels  # noqa: E402  (the PNG decoder of the attend browser test)
+from serve_bench import launch  # noqa: E402  (attn serve on a free port)
 
 SENTENCE = "The file could not be opened."
 
@@ -100,20 +102,6 @@ class DevTools:
         self.proc.wait()
 
 
-def start_server(attn, model):
-    log = tempfile.NamedTemporaryFile(prefix="attn_serve_page_", suffix=".log", delete=False).name
-    proc = subprocess.Popen([attn, "serve", "--model", "en-de=" + model, "--port", "0", "--threads", "2"],
-                            stdout=subprocess.DEVNULL, stderr=open(log, "w"))
-    for _ in range(600):
-        time.sleep(0.1)
-        m = re.search(r"listening on http://[^:]+:(\d+)/", open(log).read())
-        if m:
-            return proc, int(m.group(1)), log
-        if proc.poll() is not None:
-            break
-    sys.exit(f"FAIL: attn serve did not start: {open(log).read()}")
-
-
 def train_tiny(attn, work, shared):
     for side in ("en", "de"):
         with open(os.path.join(shared, "data/mt-ende/train." + side), encoding="utf-8") as f, \
@@ -142,10 +130,10 @@ def main():
     if not shutil.which("chromium"):
         sys.exit("FAIL: chromium not found (scripts/setup.sh installs it)")
     work = tempfile.mkdtemp(prefix="attn_serve_page_")
-    server = browser = None
+    server = browser = log = None
     try:
         model = a.model or train_tiny(a.attn, work, a.shared)
-        server, port, log = start_server(a.attn, model)
+        server, port, log = launch(a.attn, "en-de=" + model, 2)
         base = f"http://127.0.0.1:{port}"
         browser = DevTools(os.path.join(work, "profile"), 1280, 860)
         browser.open(base + "/")
@@ -194,6 +182,7 @@ def main():
         if server:
             server.terminate()
             server.wait()
+            os.unlink(log)
         shutil.rmtree(work, ignore_errors=True)
 
 

@@ -8,7 +8,9 @@
 // to ~1e-5 in the same way); tokens, text, ids and alignments must be equal.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <thread>
 
 #include "serve_fixture.h"
@@ -201,6 +203,52 @@ TEST(ServeApi, LibreTranslateAnswersTheTranslation) {
   const Outcome two = service->libretranslate({{"q", src}, {"source", "auto"}, {"target", "de"}, {"format", "text"}});
   ASSERT_EQ(two.status, 200) << two.json.dump();
   EXPECT_EQ(two.json["translatedText"][1], plain.json["translations"][1]["text"]);
+}
+
+// Numbers within 1e-4 of each other (the largest difference kept in `worst`), everything else equal.
+bool close(const nlohmann::json& a, const nlohmann::json& b, double& worst) {
+  if (a.is_number() && b.is_number()) {
+    worst = std::max(worst, std::fabs(a.get<double>() - b.get<double>()));
+    return std::fabs(a.get<double>() - b.get<double>()) <= kLogprobTolerance;
+  }
+  if (a.type() != b.type() || a.size() != b.size()) return false;
+  if (a.is_object()) {
+    for (const auto& [key, value] : b.items())
+      if (!a.contains(key) || !close(a[key], value, worst)) return false;
+    return true;
+  }
+  if (a.is_array()) {
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!close(a[i], b[i], worst)) return false;
+    return true;
+  }
+  return a == b;
+}
+
+// Three models' batchers compute at once (each its own thread and OpenMP team, the tensor cache
+// and the product caches shared), requests of one model batched together: every answer equals
+// the one the same request got alone (tokens, labels exactly; numbers within 1e-4).
+TEST(ServeApi, ModelsComputingAtOnceAnswerAsAlone) {
+  auto service = make_service();
+  const auto src = shared_lines("mt-ende/dev.en", 6);
+  std::vector<std::function<Outcome()>> requests = {
+      [&] { return service->translate({{"model", "text"}, {"text", src}, {"beam", 3}, {"max_len", 16}}); },
+      [&] { return service->translate({{"model", "ids"}, {"ids", {{5, 9, 14, 7, 2}, {31, 22, 2}}}, {"beam", 2}, {"max_len", 12}}); },
+      [&] { return service->classify({{"model", "cls"}, {"text", src}, {"top_k", 3}}); },
+      [&] { return service->score({{"model", "text"}, {"source", src}, {"target", src}}); }};
+  std::vector<nlohmann::json> alone;
+  for (auto& r : requests) alone.push_back(r().json);
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(requests.size() * 4, 0);
+  std::vector<double> worst(mismatches.size(), 0.0);
+  for (size_t t = 0; t < mismatches.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5; ++i) mismatches[t] += !close(requests[t % requests.size()]().json, alone[t % requests.size()], worst[t]);
+    });
+  for (auto& t : threads) t.join();
+  for (size_t t = 0; t < mismatches.size(); ++t) EXPECT_EQ(mismatches[t], 0) << "request kind " << t % requests.size();
+  std::printf("16 threads x 5 requests over 3 models at once: numbers max |diff| to alone %.2e\n",
+              *std::max_element(worst.begin(), worst.end()));
 }
 
 }  // namespace
