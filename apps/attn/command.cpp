@@ -17,6 +17,7 @@ int run_info(int argc, char** argv);
 int run_attend(int argc, char** argv);
 int run_plot(int argc, char** argv);
 int run_convert(int argc, char** argv);
+int run_shortlist(int argc, char** argv);
 int run_serve(int argc, char** argv);
 
 const std::vector<Command>& commands() {
@@ -27,8 +28,9 @@ const std::vector<Command>& commands() {
       {"import-torch", "convert a torch_ref.py directory (config.json + weights.npz) to an attn model", run_import_torch},
       {"convert", "store a model's linear layers in int8 or bf16: a smaller directory that loads in that precision", run_convert},
       {"export-torch", "write an attn model as a torch_ref.py directory", run_export_torch},
-      {"translate", "greedy or beam search from token ids (stdin to stdout)", run_translate},
+      {"translate", "translate text or ids: greedy, beam or sampling; ensembles, target prefixes (docs/decoding.md)", run_translate},
       {"attend", "the attention weights of a model on a sentence: an HTML page, SVG heatmaps or JSON", run_attend},
+      {"shortlist", "a vocabulary shortlist from a parallel corpus, for translate --shortlist", run_shortlist},
       {"score", "log-probability of each target given its source (teacher forcing)", run_score},
       {"classify", "label text lines with a classifier: label<TAB>probability (--top-k)", run_classify},
       {"eval", "accuracy, macro-F1, per-class P/R/F1 and confusion matrix of a classifier on label<TAB>text", run_eval},

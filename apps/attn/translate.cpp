@@ -30,7 +30,7 @@ struct TranslateFlags {
   int threads = 0, batch = 32, batch_tokens = 0;  // threads 0: all cores
   SearchOptions search;
   OutputOptions output;
-  std::string input, output_path, prefix;
+  std::string input, output_path, prefix, shortlist;
 };
 
 // --alignment [hard|soft], --alignment-layer, --alignment-words, --output-format text|jsonl.
@@ -112,6 +112,10 @@ void add_main_flags(CLI::App& args, TranslateFlags& f) {
                   "their outputs joined on its line; nothing is lost), truncate (its first positions), or "
                   "error (stop); split and truncate warn with the line number")
       ->check(CLI::IsMember({"split", "truncate", "error"}))->group(io);
+  add_text(args, "--shortlist", f.shortlist, "FILE from attn shortlist: each sentence may output only "
+           "the target pieces listed for its source pieces, plus the frequent ones (renormalised over "
+           "them); the output layer computes only the batch's union (e.g. --shortlist list.safetensors)")
+      ->type_name("FILE")->group(io);
 }
 
 // The checks between flags, once parsed.
@@ -209,6 +213,12 @@ int run_translate(int argc, char** argv) {
   job.input = f.input;
   job.output = f.output_path;
   job.prefix_path = f.prefix;
+  std::optional<Shortlist> shortlist;
+  if (!f.shortlist.empty()) {
+    const Seq2SeqCommon c = models.front().common();
+    shortlist.emplace(load_shortlist(f.shortlist, c.src_vocab, c.tgt_vocab));
+    job.shortlist = &*shortlist;
+  }
   return translate_lines(job);
 }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "attn/data/text_file.h"
 #include "attn/decode/batch.h"
@@ -57,6 +58,18 @@ std::vector<std::vector<Hypothesis>> search_batch(const TranslateJob& job, const
   return search(job.ensemble, sources, job.search, inputs);
 }
 
+// --shortlist: each sentence may output its own list (with eos and its prefix: a forced token must
+// be computable), renormalised over it; the output layer computes the batch's union.
+void restrict_to_shortlist(const Shortlist& list, const Seq2SeqCommon& c, const std::vector<std::vector<int32_t>>& sources,
+                           SentenceInputs& inputs) {
+  std::set<int32_t> all;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    inputs.allowed.push_back(shortlist_vocabulary(list, {sources[i]}, {inputs.prefixes[i], {c.eos_id}}, c.tgt_vocab));
+    all.insert(inputs.allowed.back().begin(), inputs.allowed.back().end());
+  }
+  inputs.vocabulary.assign(all.begin(), all.end());
+}
+
 // Translates a window of lines and prints them in input order. Blank lines give empty output.
 void translate_window(const TranslateJob& job, const std::vector<Line>& window, Sink& sink) {
   std::vector<std::pair<size_t, size_t>> where;  // (line, piece) of each source
@@ -80,6 +93,7 @@ void translate_window(const TranslateJob& job, const std::vector<Line>& window, 
       // The sampling stream of (line, piece): the same whatever the batch.
       inputs.keys.push_back((static_cast<uint64_t>(window[line].number - 1) << 20) | piece);
     }
+    if (job.shortlist) restrict_to_shortlist(*job.shortlist, job.out.model->common(), sources, inputs);
     std::vector<std::vector<Hypothesis>> out = search_batch(job, sources, inputs);
     for (size_t j = 0; j < group.size(); ++j) parts[where[group[j]].first][where[group[j]].second] = std::move(out[j]);
   }

@@ -11,6 +11,7 @@
 #include "attn/decode/ensemble.h"
 #include "attn/decode/long_lines.h"
 #include "attn/decode/search.h"
+#include "attn/decode/shortlist.h"
 #include "translate_output.h"
 
 namespace attn::cli {
@@ -24,6 +25,7 @@ struct TranslateJob {
   OnLong on_long = OnLong::split;
   std::string input, output;  // empty: standard input / output
   std::string prefix_path;    // --prefix: a target prefix per input line (empty: none)
+  const Shortlist* shortlist = nullptr;  // --shortlist: each batch's output layer restricted to its union
 };
 
 // Translates every input line; returns the process's exit code.

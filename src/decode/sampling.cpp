@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "attn/decode/constraints.h"
@@ -36,6 +37,28 @@ std::pair<int32_t, float> next_token(const float* row, int64_t V, int32_t forced
   return {t, row[t]};
 }
 
+// The next token of every live sample (row r: samples[live[r]]) and the log-prob it was drawn
+// from. A row's draw depends only on its own log-probs and stream: rows split over the threads.
+std::vector<std::pair<int32_t, float>> draw_rows(const Tensor& logp, const std::vector<Sample>& samples,
+                                                 const std::vector<size_t>& live, const std::vector<int32_t>& forced,
+                                                 const std::vector<uint64_t>& keys, const SamplingOptions& o,
+                                                 uint64_t step) {
+  const float* p = logp.data<float>();
+  const int64_t R = logp.size(0), V = logp.size(1);
+  std::vector<std::pair<int32_t, float>> drawn(static_cast<size_t>(R));
+  RegionErrors errors;
+#pragma omp parallel for schedule(static) if (R * V >= (1 << 16))
+  for (int64_t r = 0; r < R; ++r)
+    errors.guard([&] {
+      const size_t i = static_cast<size_t>(r);
+      const Sample& s = samples[live[i]];
+      const uint64_t key = keys.empty() ? s.sentence : keys[s.sentence];
+      drawn[i] = next_token(p + r * V, V, forced[i], o, key, s.index, step);
+    });
+  errors.rethrow();
+  return drawn;
+}
+
 // The samples of each sentence, best first by score = logprob / lp(len), len counting the eos.
 std::vector<std::vector<Hypothesis>> sorted_results(const std::vector<Sample>& samples, size_t sentences,
                                                     double alpha) {
@@ -57,38 +80,48 @@ double stream_uniform(uint64_t seed, uint64_t key, uint64_t sample, uint64_t ste
 }
 
 std::vector<std::pair<int32_t, double>> sampling_distribution(const float* logp, int64_t V, const SamplingOptions& o) {
-  std::vector<int32_t> order;
+  std::vector<int32_t> order;  // the tokens that may be drawn
+  float top = -std::numeric_limits<float>::infinity();
   for (int64_t v = 0; v < V; ++v)
-    if (std::isfinite(logp[v])) order.push_back(static_cast<int32_t>(v));
+    if (std::isfinite(logp[v])) {
+      order.push_back(static_cast<int32_t>(v));
+      top = std::max(top, logp[v]);
+    }
   check(!order.empty(), "sampling: every token is banned");
-  // Most probable first; equal log-probs: lower id first.
+  // Most probable first; equal log-probs: lower id first. Only a cut needs the order, so a plain
+  // draw (no top-k, no top-p) sorts nothing.
   auto better = [&](int32_t a, int32_t b) { return logp[a] > logp[b] || (logp[a] == logp[b] && a < b); };
-  size_t keep = order.size();
-  if (o.top_k > 0 && static_cast<size_t>(o.top_k) < keep) {
-    keep = static_cast<size_t>(o.top_k);
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(), better);
-  } else {
-    std::sort(order.begin(), order.end(), better);
+  auto sort_first = [&](size_t m) {
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(m), order.end(), better);
+  };
+  if (o.top_k > 0 && static_cast<size_t>(o.top_k) < order.size()) {
+    sort_first(static_cast<size_t>(o.top_k));
+    order.resize(static_cast<size_t>(o.top_k));
   }
-  // p_T over the kept tokens: softmax(logp / T), in double.
-  const double top = logp[order.front()] / o.temperature;
-  std::vector<std::pair<int32_t, double>> dist;
+  // p_T up to a common factor: exp((log p - max) / T), in double.
+  auto weight = [&](int32_t t) { return std::exp((static_cast<double>(logp[t]) - top) / o.temperature); };
   double total = 0.0;
-  for (size_t i = 0; i < keep; ++i) {
-    const double p = std::exp(logp[order[i]] / o.temperature - top);
-    dist.emplace_back(order[i], p);
-    total += p;
+  for (int32_t t : order) total += weight(t);
+  size_t keep = order.size();
+  if (o.top_p < 1.0) {
+    // Nucleus: the fewest most probable tokens whose probability reaches top_p. The most probable
+    // are sorted 64 at a time, 4x more while they fall short (a nucleus is usually small).
+    for (size_t m = std::min<size_t>(64, order.size());; m = std::min(order.size(), m * 4)) {
+      sort_first(m);
+      double cumulative = 0.0;
+      for (keep = 0; keep < m;) {
+        cumulative += weight(order[keep++]) / total;
+        if (cumulative >= o.top_p) break;
+      }
+      if (cumulative >= o.top_p || m == order.size()) break;
+    }
   }
-  // Nucleus: the fewest most probable tokens whose probability reaches top_p.
-  double cumulative = 0.0;
-  size_t nucleus = 0;
-  while (nucleus < dist.size()) {
-    cumulative += dist[nucleus++].second / total;
-    if (o.top_p < 1.0 && cumulative >= o.top_p) break;
-  }
-  dist.resize(nucleus);
+  std::vector<std::pair<int32_t, double>> dist;
   double kept = 0.0;
-  for (const auto& d : dist) kept += d.second;
+  for (size_t i = 0; i < keep; ++i) {
+    dist.emplace_back(order[i], weight(order[i]));
+    kept += dist.back().second;
+  }
   for (auto& d : dist) d.second /= kept;
   return dist;
 }
@@ -106,7 +139,6 @@ int32_t draw(const std::vector<std::pair<int32_t, double>>& dist, double u) {
 std::vector<std::vector<Hypothesis>> sample_translations(RowDecoder& decoder, const std::vector<int64_t>& max_lens,
                                                          const SearchOptions& o, const SentenceInputs& in) {
   const Constraints constraints{o.min_len, o.no_repeat_ngram, o.repetition_penalty, decoder.eos_id};
-  const int64_t V = decoder.tgt_vocab;
   // n_best rows per sentence: row s * n_best + i is sample i of sentence s.
   std::vector<Sample> samples;
   std::vector<int64_t> rows;
@@ -120,23 +152,23 @@ std::vector<std::vector<Hypothesis>> sample_translations(RowDecoder& decoder, co
   std::iota(live.begin(), live.end(), size_t{0});
   for (uint64_t step = 0; !live.empty(); ++step) {
     std::vector<int32_t> tokens, forced;
-    std::vector<const std::vector<int32_t>*> histories;
+    std::vector<const std::vector<int32_t>*> histories, allowed;
     for (size_t j : live) {
       const Sample& s = samples[j];
       tokens.push_back(s.tokens.empty() ? decoder.bos_id : s.tokens.back());
       const std::vector<int32_t>* prefix = in.prefixes.empty() ? nullptr : &in.prefixes[s.sentence];
       forced.push_back(prefix && s.tokens.size() < prefix->size() ? (*prefix)[s.tokens.size()] : -1);
       histories.push_back(&s.tokens);
+      if (!in.allowed.empty()) allowed.push_back(&in.allowed[s.sentence]);
     }
     Tensor logp = decoder.step(tokens);  // [rows, V]
-    constrain_rows(logp, histories, forced, constraints);
-    const float* p = logp.data<float>();
+    constrain_rows(logp, histories, forced, constraints, allowed);
+    const std::vector<std::pair<int32_t, float>> drawn = draw_rows(logp, samples, live, forced, in.keys, o.sampling, step);
     std::vector<int64_t> kept;
     std::vector<size_t> still;
     for (size_t r = 0; r < live.size(); ++r) {
       Sample& s = samples[live[r]];
-      const uint64_t key = in.keys.empty() ? s.sentence : in.keys[s.sentence];
-      const auto [token, value] = next_token(p + static_cast<int64_t>(r) * V, V, forced[r], o.sampling, key, s.index, step);
+      const auto [token, value] = drawn[r];
       s.logprob += static_cast<double>(value);
       if (token == decoder.eos_id) {
         s.finished = true;

@@ -142,19 +142,19 @@ const std::vector<int32_t> kNoPrefix;
 // neither applies, so the plain search stays exactly torch_ref.py's.
 void constrain(Tensor& logp, const std::vector<SentenceSearch>& sentences, const SentenceInputs& in,
                const Constraints& c) {
-  std::vector<const std::vector<int32_t>*> histories;
+  if (in.prefixes.empty() && in.allowed.empty() && !c.any()) return;
+  std::vector<const std::vector<int32_t>*> histories, allowed;
   std::vector<int32_t> forced;
-  bool any_forced = false;
   for (size_t i = 0; i < sentences.size(); ++i) {
     if (sentences[i].done) continue;
     const std::vector<int32_t>& prefix = in.prefixes.empty() ? kNoPrefix : in.prefixes[i];
     for (const Prefix& p : sentences[i].alive) {
       histories.push_back(&p.tokens);
       forced.push_back(p.tokens.size() < prefix.size() ? prefix[p.tokens.size()] : -1);
-      any_forced = any_forced || forced.back() >= 0;
+      if (!in.allowed.empty()) allowed.push_back(&in.allowed[i]);
     }
   }
-  if (any_forced || c.any()) constrain_rows(logp, histories, forced, c);
+  constrain_rows(logp, histories, forced, c, allowed);
 }
 
 std::vector<std::vector<Hypothesis>> run_search(RowDecoder& decoder, const std::vector<int64_t>& max_lens,
@@ -235,6 +235,8 @@ std::vector<std::vector<Hypothesis>> search(RowDecoder& decoder, const std::vect
   check(in.prefixes.empty() || in.prefixes.size() == n, "search: ", in.prefixes.size(), " prefixes for ", n,
         " sentences");
   check(in.keys.empty() || in.keys.size() == n, "search: ", in.keys.size(), " keys for ", n, " sentences");
+  check(in.allowed.empty() || in.allowed.size() == n, "search: ", in.allowed.size(), " allowed lists for ", n,
+        " sentences");
   std::vector<int64_t> max_lens;
   for (size_t i = 0; i < n; ++i) {
     const size_t prefix = in.prefixes.empty() ? 0 : in.prefixes[i].size();
@@ -254,7 +256,7 @@ std::vector<std::vector<Hypothesis>> search(const Transformer& m,
                                             const SearchOptions& o, const SentenceInputs& in) {
   check_search_options(o, m.config.tgt_vocab);
   if (sources.empty()) return {};
-  RowDecoder decoder = start_row_decoder(m, sources, o.use_cache);
+  RowDecoder decoder = start_row_decoder(m, sources, o.use_cache, in.vocabulary);
   return search(decoder, lengths_of(sources), o, in);
 }
 
@@ -262,7 +264,7 @@ std::vector<std::vector<Hypothesis>> search(const Seq2Seq& m, const std::vector<
                                             const SearchOptions& o, const SentenceInputs& in) {
   check_search_options(o, m.common().tgt_vocab);
   if (sources.empty()) return {};
-  RowDecoder decoder = start_row_decoder(m, sources, o.use_cache);
+  RowDecoder decoder = start_row_decoder(m, sources, o.use_cache, in.vocabulary);
   return search(decoder, lengths_of(sources), o, in);
 }
 

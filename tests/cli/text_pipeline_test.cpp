@@ -163,7 +163,8 @@ TEST_F(TextPipeline, TextTranslateAndScoreEqualTheIdsPath) {
 }
 
 // --prefix in text mode goes through the tokenizer: the same outputs as --ids fed the prefix's ids.
-// An ensemble of the model with itself (weights 0.5, 0.5: the same log-probs) is the model.
+// An ensemble of the model with itself (weights 0.5, 0.5: the same log-probs) is the model, in
+// translate and in score.
 TEST_F(TextPipeline, TextPrefixAndEnsemble) {
   const std::string src_text = head("dev.en", 8), tgt_text = head("dev.de", 8);
   write(dir() / "p.en", src_text);
@@ -208,6 +209,14 @@ TEST_F(TextPipeline, TextPrefixAndEnsemble) {
                          quote((dir() / "p.en").string()), dir());
   ASSERT_EQ(twice.code, 0) << twice.err;
   EXPECT_EQ(twice.out, alone.out);
+  write(dir() / "p.de", tgt_text);
+  const std::string pair = "--src " + quote((dir() / "p.en").string()) + " --tgt " + quote((dir() / "p.de").string());
+  CliResult score_alone = attn("score --model " + quote(model().string()) + " " + pair, dir());
+  CliResult score_twice = attn("score --model " + quote(model().string()) + " --model " + quote(model().string()) +
+                               " " + pair, dir());
+  ASSERT_EQ(score_twice.code, 0) << score_twice.err;
+  EXPECT_EQ(score_twice.out, score_alone.out);
+  EXPECT_EQ(lines_of(score_twice.out).size(), 8u);
 }
 
 // average --last 2 of the run's checkpoints (steps 20 and 30) is their element-wise mean.

@@ -151,6 +151,23 @@ TEST(Ensemble, TargetVocabulariesMustAgree) {
   Seq2Seq c = as_seq2seq(fixture_model("post_unshared_l3_h8"));     // 46
   EXPECT_THROW(make_ensemble({&a, &c}, {}), Error);
   EXPECT_THROW(make_ensemble({&a, &a}, {1.0}), Error);
+  EXPECT_THROW(make_ensemble({&a, &a}, {0.0, 0.0}), Error);
+  EXPECT_THROW(make_ensemble({&a, &a}, {1.0, -0.5}), Error);
+}
+
+// A member of weight 0 adds nothing: the ensemble is the other model, even with a shortlist (whose
+// -inf outside the list would make 0 x -inf = NaN if it were added).
+TEST(Ensemble, WeightZeroMemberAddsNothing) {
+  Pair p;
+  const auto src = fixture_ids("post_shared_l2_h4", "src.txt");
+  SentenceInputs in;
+  for (int32_t t = 0; t < 40; ++t) in.vocabulary.push_back(t);
+  const auto alone = search(p.a, src, options(4, true), in);
+  const auto with_zero = search(make_ensemble({&p.b, &p.a}, {0.0, 1.0}), src, options(4, true), in);
+  for (size_t i = 0; i < src.size(); ++i) {
+    EXPECT_EQ(with_zero[i].front().tokens, alone[i].front().tokens) << "line " << i + 1;
+    EXPECT_EQ(with_zero[i].front().score, alone[i].front().score) << "line " << i + 1;
+  }
 }
 
 }  // namespace

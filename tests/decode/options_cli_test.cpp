@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "attn/decode/shortlist.h"
 #include "decode_fixture.h"
 
 namespace attn {
@@ -143,6 +145,40 @@ TEST_F(DecodeOptionsCli, BatchTokensAndFilesGiveTheDefaultOutput) {
     EXPECT_EQ(translate("--beam 4 --max-len 20 --batch-tokens " + std::string(tokens) + " < " + src()), base) << tokens;
   EXPECT_EQ(translate("--beam 4 --max-len 20 --input " + src() + " --output " + quote(path("out.txt"))), "");
   EXPECT_EQ(slurp(path("out.txt")), base);
+}
+
+// attn shortlist + translate --shortlist: every output token lies within the lists of the line's
+// source pieces and the frequent ones, and the outputs do not depend on the batching. (A list of every piece
+// changing nothing is shown in shortlist_test.cpp; a list made from a corpus leaves out the pieces
+// it never saw, so it restricts.)
+TEST_F(DecodeOptionsCli, ShortlistRestrictsTheOutputLayer) {
+  const std::string tgt = quote(fixture_dir("post_shared_l2_h4") + "/tgt.txt");
+  const std::string base = translate("--beam 4 --max-len 20 < " + src());
+  CliRun small = run("shortlist --ids --model " + a() + " --corpus " + src() + " " + tgt + " --top-k 2 --frequent 3 "
+                     "--output " + quote(path("small.safetensors")));
+  ASSERT_EQ(small.exit_code, 0) << small.err;
+  const std::string out = translate("--beam 4 --max-len 20 --batch 1 --shortlist " + quote(path("small.safetensors")) +
+                                    " < " + src());
+  EXPECT_NE(out, base);
+  // Each line renormalised over its own list: the same outputs whatever the batch.
+  const std::string list_flag = "--shortlist " + quote(path("small.safetensors"));
+  EXPECT_EQ(translate("--beam 4 --max-len 20 --batch 32 " + list_flag + " < " + src()), out);
+  EXPECT_EQ(translate("--beam 4 --max-len 20 --batch-tokens 20 " + list_flag + " < " + src()), out);
+  // The lists, as the library reads them, and each output line checked against its own union.
+  const Shortlist list = load_shortlist(path("small.safetensors"), 48, 48);
+  const auto sources = testing::fixture_ids("post_shared_l2_h4", "src.txt");
+  std::istringstream lines(out);
+  size_t n = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    ASSERT_LT(n, sources.size());
+    const std::vector<int32_t> allowed = shortlist_vocabulary(list, {sources[n]}, {{2}}, 48);
+    std::istringstream ids(line);
+    for (int32_t id; ids >> id;)
+      EXPECT_TRUE(std::binary_search(allowed.begin(), allowed.end(), id)) << "line " << n + 1 << ": " << id;
+  }
+  EXPECT_EQ(n, sources.size());
+  CliRun bad = run("translate --ids --model " + a() + " --shortlist " + src() + " < " + src());
+  EXPECT_NE(bad.exit_code, 0);
 }
 
 TEST_F(DecodeOptionsCli, BadCombinationsAreErrors) {

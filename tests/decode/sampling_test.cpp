@@ -1,22 +1,28 @@
 // Sampling (decode/sampling.h) on the fixture model post_shared_l2_h4 against PyTorch:
 //   - 5,000 sampled first tokens follow torch_ref.py's softmax (tests/fixtures/decode/first_step.txt,
 //     made by make_decode_fixtures.py): a chi-square test, p > 0.01; the same with temperature 0.7 and
-//     top-k 5 against the probabilities recomputed here from PyTorch's;
+//     top-k 5, and with top-p 0.8, against the probabilities recomputed here from PyTorch's;
 //   - top-k and top-p keep exactly the right tokens (computed here by sorting), renormalised;
 //   - top-k 1 is greedy decoding (torch_ref.py's greedy.txt);
 //   - the same seed gives the same outputs at 1 and 2 threads and at batch 1 and 32; another
-//     seed gives others.
+//     seed gives others; the same on a stand-in decoder of 5,000 tokens, where the draws run on
+//     the threads.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <numeric>
+#include <set>
 
 #include <gtest/gtest.h>
 
 #include "attn/decode/sampling.h"
 #include "attn/decode/search.h"
+#include "attn/models/rnn_seq2seq.h"
+#include "attn/models/seq2seq.h"
+#include "attn/ops/softmax.h"
 #include "attn/runtime.h"
 #include "decode_fixture.h"
 
@@ -142,6 +148,27 @@ TEST(Sampling, TemperatureAndTopKFollowTorchSoftmax) {
   EXPECT_GT(chi_square_p(counts, q, 5000), 0.01);
 }
 
+TEST(Sampling, TopPFollowsTorchSoftmaxWithinTheNucleus) {
+  const std::vector<double> p = torch_first_step();
+  SamplingOptions s;
+  s.on = true;
+  s.seed = 13;
+  s.top_p = 0.8;
+  // Expected: PyTorch's p over the fewest most probable tokens reaching 0.8, renormalised.
+  std::vector<size_t> order(p.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b]; });
+  std::vector<double> q(p.size(), 0.0);
+  double total = 0;
+  for (size_t i = 0; total < 0.8; ++i) total += q[order[i]] = p[order[i]];
+  size_t nucleus = 0;
+  for (double& x : q) nucleus += (x /= total) > 0;
+  const std::map<int32_t, int> counts = first_tokens(s, 5000);
+  for (const auto& [token, n] : counts) EXPECT_GT(q[static_cast<size_t>(token)], 0) << "token " << token << " outside the nucleus";
+  EXPECT_EQ(counts.size(), nucleus);
+  EXPECT_GT(chi_square_p(counts, q, 5000), 0.01);
+}
+
 // The tokens of a distribution, as a set.
 std::vector<int32_t> tokens_of(const std::vector<std::pair<int32_t, double>>& dist) {
   std::vector<int32_t> t;
@@ -180,9 +207,14 @@ TEST(Sampling, TopKAndTopPKeepExactlyTheRightTokens) {
   // A banned token (-inf) is never in it, and draw() picks by cumulative probability.
   logp[1] = -INFINITY;
   EXPECT_EQ(tokens_of(dist(1, 1.0)), (std::vector<int32_t>{3}));
-  auto all = dist(0, 1.0);
-  EXPECT_EQ(draw(all, 0.0), 3);
-  EXPECT_EQ(draw(all, 0.999999), 0);
+  auto all = dist(0, 1.0);  // no cut: id order, 0.05 0.1 0.3 0.15 over 0.6
+  EXPECT_EQ(tokens_of(all), (std::vector<int32_t>{0, 2, 3, 4}));
+  EXPECT_EQ(draw(all, 0.0), 0);
+  EXPECT_EQ(draw(all, 0.2), 2);  // 0.05/0.6 = 0.083 <= 0.2 < 0.25
+  EXPECT_EQ(draw(all, 0.999999), 4);
+  auto cut = dist(2, 1.0);  // most probable first: 3 (0.3), 4 (0.15)
+  EXPECT_EQ(draw(cut, 0.0), 3);
+  EXPECT_EQ(draw(cut, 0.7), 4);  // 0.3/0.45 = 0.667 <= 0.7
 }
 
 TEST(Sampling, TopPOnTheModelKeepsTheSmallestSetReachingP) {
@@ -204,6 +236,32 @@ TEST(Sampling, TopPOnTheModelKeepsTheSmallestSetReachingP) {
     o.on = true;
     o.top_p = top_p;
     EXPECT_EQ(tokens_of(sampling_distribution(logp.data(), 48, o)), expected) << "top_p " << top_p;
+  }
+}
+
+// A nucleus of hundreds of tokens (found 64, 256, 1024 at a time) is the same set as by a full sort.
+TEST(Sampling, LargeNucleusEqualsAFullSort) {
+  std::vector<float> logp(3000);
+  for (size_t v = 0; v < logp.size(); ++v) logp[v] = -8.0f - 0.001f * static_cast<float>((v * 7919) % 3000);
+  std::vector<double> p(logp.size());
+  double z = 0;
+  for (size_t v = 0; v < p.size(); ++v) z += p[v] = std::exp(static_cast<double>(logp[v]));
+  std::vector<size_t> order(p.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+  for (double top_p : {0.05, 0.3, 0.9}) {
+    std::vector<int32_t> expected;
+    double cumulative = 0;
+    for (size_t i = 0; cumulative < top_p; ++i) {
+      expected.push_back(static_cast<int32_t>(order[i]));
+      cumulative += p[order[i]] / z;
+    }
+    std::sort(expected.begin(), expected.end());
+    SamplingOptions o;
+    o.on = true;
+    o.top_p = top_p;
+    EXPECT_EQ(tokens_of(sampling_distribution(logp.data(), 3000, o)), expected) << "top_p " << top_p;
+    std::printf("top_p %.2f: %zu of 3000 tokens\n", top_p, expected.size());
   }
 }
 
@@ -265,6 +323,106 @@ TEST(Sampling, SameSeedSameOutputWhateverThreadsAndBatch) {
   int same = 0;
   for (size_t i = 0; i < 72; ++i) same += one_thread_batch1[i] == one_thread_batch1[i + 72];
   EXPECT_LT(same, 60);
+}
+
+// A stand-in model over 5,000 tokens: each row's log-probs are a fixed function of its prefix (a
+// hash), so they are the same whatever the batch; enough log-probs a step for the draws to run on
+// the threads.
+RowDecoder hashed_decoder(size_t sentences) {
+  auto rows = std::make_shared<std::vector<std::vector<int32_t>>>(sentences);
+  RowDecoder d;
+  d.tgt_vocab = 5000;
+  d.max_len = 64;
+  d.step = [rows](const std::vector<int32_t>& tokens) {
+    const int64_t R = static_cast<int64_t>(tokens.size()), V = 5000;
+    Tensor logits = Tensor::empty({R, V});
+    for (int64_t r = 0; r < R; ++r) {
+      auto& h = (*rows)[static_cast<size_t>(r)];
+      h.push_back(tokens[static_cast<size_t>(r)]);
+      uint64_t seed = h.size();
+      for (int32_t t : h) seed = seed * 1000003u + static_cast<uint64_t>(t);
+      for (int64_t v = 0; v < V; ++v)
+        logits.data<float>()[r * V + v] = static_cast<float>(-6.0 * stream_uniform(seed, 0, 0, static_cast<uint64_t>(v)));
+    }
+    Tensor logp = Tensor::empty({R, V});
+    log_softmax_rows(logits.data<float>(), logp.data<float>(), R, V);
+    return logp;
+  };
+  d.select_rows = [rows](const std::vector<int64_t>& keep, bool) {
+    std::vector<std::vector<int32_t>> kept;
+    for (int64_t r : keep) kept.push_back((*rows)[static_cast<size_t>(r)]);
+    *rows = std::move(kept);
+  };
+  return d;
+}
+
+// 40 sentences, 2 samples each, in batches of `batch` (keys: their index).
+std::vector<Hypothesis> hashed_samples(size_t batch, const SamplingOptions& sampling) {
+  SearchOptions o;
+  o.beam = 1;
+  o.n_best = 2;
+  o.max_len = 12;
+  o.sampling = sampling;
+  std::vector<Hypothesis> out;
+  for (size_t at = 0; at < 40; at += batch) {
+    RowDecoder d = hashed_decoder(batch);
+    SentenceInputs in;
+    for (size_t i = at; i < at + batch; ++i) in.keys.push_back(i);
+    for (const auto& hyps : search(d, std::vector<int64_t>(batch, 5), o, in))
+      out.insert(out.end(), hyps.begin(), hyps.end());
+  }
+  return out;
+}
+
+TEST(Sampling, ParallelDrawsAreTheSameAtAnyThreadCountAndBatch) {
+  const int threads_before = threads();
+  for (const SamplingOptions& s : {SamplingOptions{true, 0, 1.0, 1.0, 9}, SamplingOptions{true, 0, 0.7, 0.8, 9},
+                                   SamplingOptions{true, 100, 1.0, 1.5, 9}}) {
+    set_threads(1);
+    const auto one = hashed_samples(40, s);
+    set_threads(2);
+    const auto two = hashed_samples(40, s), two_small = hashed_samples(8, s);
+    ASSERT_EQ(one.size(), 80u);
+    std::set<std::vector<int32_t>> distinct;
+    for (size_t i = 0; i < one.size(); ++i) {
+      EXPECT_EQ(two[i].tokens, one[i].tokens) << i;
+      EXPECT_EQ(two[i].logprob, one[i].logprob) << i;
+      EXPECT_EQ(two_small[i].tokens, one[i].tokens) << i;
+      distinct.insert(one[i].tokens);
+    }
+    EXPECT_GT(distinct.size(), 70u);  // samples, not one output repeated
+  }
+  set_threads(threads_before);
+}
+
+// The other decoders sample alike: the uncached Transformer gives the cached one's samples, and an
+// RNN's samples do not depend on the batch either.
+TEST(Sampling, UncachedAndRnnDecodersSampleAlike) {
+  const Transformer& m = fixture_model(kModel);
+  const auto src = fixture_ids(kModel, "src.txt");
+  SearchOptions o;
+  o.beam = 1;
+  o.n_best = 3;
+  o.max_len = 15;
+  o.sampling = {true, 8, 1.0, 1.0, 21};
+  const auto cached = search(m, src, o);
+  o.use_cache = false;
+  const auto uncached = search(m, src, o);
+  RnnConfig c;
+  c.src_vocab = c.tgt_vocab = 48;
+  c.d_model = 16;
+  c.dropout = 0;
+  const Seq2Seq rnn = as_seq2seq(make_rnn_seq2seq(c, 5));
+  const auto rnn_all = search(rnn, src, o);
+  for (size_t i = 0; i < src.size(); ++i) {
+    ASSERT_EQ(cached[i].size(), 3u);
+    for (size_t j = 0; j < 3; ++j) EXPECT_EQ(cached[i][j].tokens, uncached[i][j].tokens) << "line " << i + 1;
+    SentenceInputs one;
+    one.keys = {i};
+    const auto alone = search(rnn, {src[i]}, o, one).front();
+    ASSERT_EQ(alone.size(), 3u);
+    for (size_t j = 0; j < 3; ++j) EXPECT_EQ(alone[j].tokens, rnn_all[i][j].tokens) << "rnn line " << i + 1;
+  }
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ struct EnsembleMember {
 };
 
 // The members of models with weights (empty: 1/M each). Checks the count, that every weight is
-// finite, and that the models share the target vocabulary (size, bos, eos; an error naming the
+// finite and >= 0 and one > 0 (a weight-0 member adds nothing), and that the models share the target vocabulary (size, bos, eos; an error naming the
 // member otherwise).
 std::vector<EnsembleMember> make_ensemble(const std::vector<const Seq2Seq*>& models,
                                           const std::vector<double>& weights);

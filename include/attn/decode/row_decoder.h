@@ -26,8 +26,13 @@ struct RowDecoder {
 
 // Encodes sources (one row per sentence, each non-empty) once and returns their decoder.
 // cached: the KV-cache step decoder (false: the full re-decode, the reference; Transformer only).
-RowDecoder start_row_decoder(const Transformer& m, const std::vector<std::vector<int32_t>>& sources, bool cached);
-RowDecoder start_row_decoder(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources, bool cached);
+// vocabulary (a shortlist, decode/shortlist.h; sorted ids): when not empty, the output layer
+// computes only those rows and the softmax is over them; every other token gets -inf. Transformer
+// only (the RNN's output layer is an error to restrict).
+RowDecoder start_row_decoder(const Transformer& m, const std::vector<std::vector<int32_t>>& sources, bool cached,
+                             const std::vector<int32_t>& vocabulary = {});
+RowDecoder start_row_decoder(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources, bool cached,
+                             const std::vector<int32_t>& vocabulary = {});
 
 // An ensemble (Marian's --models --weights): one decoder whose log-probs are
 //   sum_m weights[m] * log p_m(y | prefix, x)

@@ -28,9 +28,10 @@ namespace attn {
 // A number in [0, 1) (53 random bits) from the stream of (seed, key, sample, step).
 double stream_uniform(uint64_t seed, uint64_t key, uint64_t sample, uint64_t step);
 
-// The distribution a row of log-probs [V] is sampled from: (token, probability) most probable
-// first, only the tokens kept by top_k and top_p, probabilities summing to 1. Tokens of -inf
-// (banned, decode/constraints.h) are never in it.
+// The distribution a row of log-probs [V] is sampled from: (token, probability), only the tokens
+// kept by top_k and top_p, probabilities summing to 1; most probable first when top_k or top_p
+// cut it, else in id order (a plain draw sorts nothing). Tokens of -inf (banned,
+// decode/constraints.h) are never in it.
 std::vector<std::pair<int32_t, double>> sampling_distribution(const float* logp, int64_t V,
                                                               const SamplingOptions& o);
 

@@ -65,6 +65,13 @@ struct SentenceInputs {
   // The key of each sentence's random stream (sampling); empty: the sentence's index. Give each
   // input sentence its own (translate: its line) so a sample is the same whatever the batch.
   std::vector<uint64_t> keys;
+  // Not empty: the only target tokens the batch may output, sorted (a shortlist's union for the
+  // batch, decode/shortlist.h); the output layer computes just those rows (Transformer only).
+  std::vector<int32_t> vocabulary;
+  // Not empty: per sentence, the tokens it may output, sorted (its own shortlist, within
+  // `vocabulary`); its log-probs are renormalised over them, so its output does not depend on the
+  // other sentences of the batch.
+  std::vector<std::vector<int32_t>> allowed;
 };
 
 struct Hypothesis {
