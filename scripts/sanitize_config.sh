@@ -10,5 +10,7 @@ configure_sanitized() {
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DATTN_FUZZ=ON "${launcher[@]}" >/dev/null
 }
 # detect_leaks: every allocation attn makes is owned (RAII), so a leak is a finding too.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1}"
+# allocator_may_return_null: a refused allocation returns null as malloc does, so attn's own "out of
+# memory" message (Storage::allocate) is what is tested, not ASan's abort.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"

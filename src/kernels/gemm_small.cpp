@@ -38,6 +38,11 @@ void fill_gemm_small<Isa::generic>(KernelTable& t) {
 void gemm_small(const GemmArgs& g) {
   detail::check_gemm_args(g, "gemm_small");
   if (g.m == 0 || g.n == 0) return;
+  if (g.k == 0) {  // C = beta C: A and B (possibly null) are not read, nor offset
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) g.c[i * g.ldc + j] = g.beta == 0.0f ? 0.0f : g.beta * g.c[i * g.ldc + j];
+    return;
+  }
   // op(B) = B^T: the kernels copy B to [k, n] first, into this (allocated here, not in the per-Isa
   // units: kernel_table.h)
   thread_local std::vector<float> packed;
