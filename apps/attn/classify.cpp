@@ -2,6 +2,8 @@
 // One text a line in; one line out per text: "label<TAB>probability", or with --top-k K the K
 // most probable as "label<TAB>prob<TAB>label<TAB>prob...". A line of label<TAB>text is not
 // treated specially: the whole line is the text. A blank line gives an empty line.
+#include "classify.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -17,10 +19,9 @@
 #include "attn/runtime.h"
 
 namespace attn::cli {
-namespace {
 
-// Prints a line per text; a blank text (no sentence, data/text_file.h) gets an empty line.
-void write_batch(const ClassifierModel& m, const std::vector<std::string>& texts, int64_t k) {
+std::vector<std::vector<std::pair<int64_t, float>>> classify_texts(const ClassifierModel& m,
+                                                                   const std::vector<std::string>& texts, int64_t k) {
   std::vector<std::string> sentences;
   for (const std::string& t : texts)
     if (!data::is_blank(t)) sentences.push_back(t);
@@ -28,21 +29,29 @@ void write_batch(const ClassifierModel& m, const std::vector<std::string>& texts
   const int64_t C = static_cast<int64_t>(m.labels.size());
   const float* prob = sentences.empty() ? nullptr : p.data<float>();
   std::vector<int64_t> order(static_cast<size_t>(C));
+  std::vector<std::vector<std::pair<int64_t, float>>> out(texts.size());
   int64_t next = 0;
-  for (const std::string& text : texts) {
-    if (data::is_blank(text)) {
-      std::fputs("\n", stdout);
-      continue;
-    }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (data::is_blank(texts[i])) continue;
     const float* row = prob + next++ * C;
     std::iota(order.begin(), order.end(), 0);
     std::partial_sort(order.begin(), order.begin() + k, order.end(),
                       [&](int64_t a, int64_t b) { return row[a] > row[b]; });
+    for (int64_t j = 0; j < k; ++j) out[i].emplace_back(order[j], row[order[j]]);
+  }
+  return out;
+}
+
+namespace {
+
+// Prints a line per text; a blank text (no sentence, data/text_file.h) gets an empty line.
+void write_batch(const ClassifierModel& m, const std::vector<std::string>& texts, int64_t k) {
+  for (const auto& top : classify_texts(m, texts, k)) {
     std::string line;
-    for (int64_t j = 0; j < k; ++j) {
+    for (size_t j = 0; j < top.size(); ++j) {
       char num[32];
-      std::snprintf(num, sizeof num, "%.4f", row[order[j]]);
-      line += (j ? "\t" : "") + m.labels[order[j]] + "\t" + num;
+      std::snprintf(num, sizeof num, "%.4f", top[j].second);
+      line += (j ? "\t" : "") + m.labels[top[j].first] + "\t" + num;
     }
     std::fputs((line + "\n").c_str(), stdout);
   }

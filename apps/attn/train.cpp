@@ -1,5 +1,7 @@
 // attn train --config FILE [--set key=value ...]: a config file and overrides, read through the
 // keys of the task's table (train_config.h), then the task's trainer.
+#include "train.h"
+
 #include <cstdio>
 
 #include "args.h"
@@ -41,6 +43,32 @@ struct TrainFlags {
 
 }  // namespace
 
+TrainPlan plan_training(const std::string& config, const std::vector<Override>& sets, bool resume) {
+  TrainPlan plan;
+  plan.task = requested_task(config, sets);
+  const bool cls = plan.task == "classification";
+  if (cls) plan.classification = load_classification_run(config, sets);
+  else plan.translation = load_translation_run(config, sets);
+  const std::string precision_setting = cls ? plan.classification.precision : plan.translation.precision;
+  set_threads(cls ? plan.classification.threads : plan.translation.threads);
+  const Precision precision = parse_training_precision(precision_setting);
+  if (precision_setting == "auto")
+    std::fprintf(stderr, "precision: %s (auto: this CPU %s bf16 natively)\n", precision_name(precision),
+                 precision == Precision::bf16 ? "multiplies" : "does not multiply");
+  else if (precision == Precision::bf16 && !onednn_has_bf16_matmul())
+    std::fprintf(stderr, "precision: bf16 on a CPU without bf16 products: the bf16-rounded operands are "
+                         "multiplied in f32 (bf16's numbers, f32's speed)\n");
+  plan.classification.o.precision = plan.translation.o.precision = precision;
+  plan.classification.o.resume = plan.translation.o.resume = resume;
+  plan.model_dir = cls ? plan.classification.o.model_dir : plan.translation.o.model_dir;
+  return plan;
+}
+
+void run_training(const TrainPlan& plan) {
+  if (plan.task == "classification") train_classifier(plan.classification.o);
+  else train_translation(plan.translation.o);
+}
+
 int run_train(int argc, char** argv) {
   CLI::App args{"Trains a model from a config file (YAML or JSON) and --set overrides.\n"
                 "Without --config the defaults train an English->German model on the\n"
@@ -75,30 +103,9 @@ int run_train(int argc, char** argv) {
     std::printf("task: %s\n%s", task.c_str(), describe_defaults(task).c_str());
     return 0;
   }
-  TranslationRun translation;
-  ClassificationRun classification;
-  if (task == "classification") classification = load_classification_run(f.config, sets);
-  else translation = load_translation_run(f.config, sets);
-  const bool cls = task == "classification";
-  const std::string precision_setting = cls ? classification.precision : translation.precision;
-  set_threads(cls ? classification.threads : translation.threads);
-  const Precision precision = parse_training_precision(precision_setting);
-  if (precision_setting == "auto")
-    std::fprintf(stderr, "precision: %s (auto: this CPU %s bf16 natively)\n", precision_name(precision),
-                 precision == Precision::bf16 ? "multiplies" : "does not multiply");
-  else if (precision == Precision::bf16 && !onednn_has_bf16_matmul())
-    std::fprintf(stderr, "precision: bf16 on a CPU without bf16 products: the bf16-rounded operands are "
-                         "multiplied in f32 (bf16's numbers, f32's speed)\n");
+  TrainPlan plan = plan_training(f.config, sets, f.resume);
   install_stop_handlers();  // SIGINT, SIGTERM: a checkpoint after the step, exit 0 (a second: at once)
-  if (cls) {
-    classification.o.precision = precision;
-    classification.o.resume = f.resume;
-    train_classifier(classification.o);
-    return 0;
-  }
-  translation.o.precision = precision;
-  translation.o.resume = f.resume;
-  train_translation(translation.o);
+  run_training(plan);
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attn/data/tokenizer.h"
+#include "attn/decode/alignment.h"
 #include "attn/decode/search.h"
 #include "attn/models/seq2seq.h"
 
@@ -27,6 +28,15 @@ struct LineOutput {
   const data::Tokenizer* tokenizer = nullptr;
   OutputOptions options;
 };
+
+// The tokens as strings: SentencePiece pieces, or the ids themselves in --ids mode.
+std::vector<std::string> tokens_of(const LineOutput& out, const std::vector<int32_t>& ids);
+// The source tokens alignments index: the encoder's input without its final eos.
+std::vector<int32_t> aligned_source(const LineOutput& out, const std::vector<int32_t>& source);
+// The alignment of hypothesis `target` to `source` from the cross-attention of a teacher-forced
+// pass (decode/alignment.h): rows target tokens, columns source tokens (or words, per options).
+Matrix alignment_matrix_of(const LineOutput& out, const std::vector<int32_t>& source,
+                           const std::vector<int32_t>& target);
 
 // The output of line `number` (1-based), one line (or n lines for text n-best), newline-ended.
 std::string format_line(const LineOutput& out, int64_t number, const std::vector<int32_t>& source,
