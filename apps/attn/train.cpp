@@ -43,7 +43,9 @@ struct TrainFlags {
 
 }  // namespace
 
-TrainPlan plan_training(const std::string& config, const std::vector<Override>& sets, bool resume) {
+TrainPlan plan_training(const std::string& config, std::vector<Override> sets, bool resume) {
+  for (Override& o : sets)  // --set model=rnn: the model family (model.* are its settings)
+    if (o.key_value.rfind("model=", 0) == 0) o.key_value = "model.type=" + o.key_value.substr(6);
   TrainPlan plan;
   plan.task = requested_task(config, sets);
   const bool cls = plan.task == "classification";
@@ -96,8 +98,6 @@ int run_train(int argc, char** argv) {
   if (!f.model_dir.empty()) sets.push_back({"model_dir=" + f.model_dir, "--model-dir"});
   if (f.threads > 0) sets.push_back({"train.threads=" + std::to_string(f.threads), "--threads"});
   if (!f.precision.empty()) sets.push_back({"train.precision=" + f.precision, "--precision"});
-  for (Override& o : sets)  // --set model=rnn: the model family (model.* are its settings)
-    if (o.key_value.rfind("model=", 0) == 0) o.key_value = "model.type=" + o.key_value.substr(6);
   std::string task = requested_task(f.config, sets);
   if (f.help_config) {
     std::printf("task: %s\n%s", task.c_str(), describe_defaults(task).c_str());

@@ -19,8 +19,8 @@ struct TrainPlan {
 };
 
 // The run of config file `config` (may be empty) and `sets` (key=value, as --set; the shortcuts
-// of the command line already turned into keys); sets the threads and says the precision on stderr.
-TrainPlan plan_training(const std::string& config, const std::vector<Override>& sets, bool resume);
+// of the command line already turned into keys; model=F is model.type=F); sets the threads and says the precision on stderr.
+TrainPlan plan_training(const std::string& config, std::vector<Override> sets, bool resume);
 
 // Trains to the end of the budget, or to a stop asked for (train/stop_signal.h): a checkpoint, then return.
 void run_training(const TrainPlan& plan);
