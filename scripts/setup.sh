@@ -11,9 +11,9 @@ cd "$(dirname "$0")/.."
 
 packages=(g++ cmake make pkg-config libopenblas-dev libdnnl-dev libsentencepiece-dev
           libgtest-dev zlib1g-dev nlohmann-json3-dev libyaml-dev libcli11-dev
-          chromium fonts-dejavu-core python3
-          pybind11-dev python3-dev python3-numpy python3-pytest)  # chromium: the attend page's browser test;
-                                                                   # pybind11 ...: the Python module and its tests
+          libcpp-httplib-dev  # attn serve's HTTP server
+          pybind11-dev python3-dev python3-numpy python3-pytest  # the Python module (python/) and its tests
+          chromium fonts-dejavu-core python3)  # chromium: the attend and serve pages' browser tests
 bench=0; sanitize=0; fuzz=0
 for a in "$@"; do
   [ "$a" = --bench ] && bench=1

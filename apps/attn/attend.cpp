@@ -47,10 +47,9 @@ HeadSummary summarize_head(const std::vector<std::vector<float>>& weights, const
 namespace {
 
 struct AttendFlags {
-  std::string model, src, tgt, output, format = "html";
-  int layer = 0, head = 0, threads = 1;
-  bool ids = false;
-  SearchOptions search;
+  AttendRequest request;
+  std::string output, format = "html";
+  int threads = 1;
 };
 
 constexpr const char* kEos = "</s>";
@@ -68,7 +67,7 @@ nlohmann::json summary_json(const HeadSummary& s) {
 // [1, heads, queries, keys] cut to `queries` x keys.size() positions.
 nlohmann::json stack_json(const std::string& id, const std::string& title, const std::vector<Tensor>& maps,
                           const std::vector<std::string>& queries, const std::vector<std::string>& keys,
-                          const std::pair<std::string, std::string>& sides, const AttendFlags& f) {
+                          const std::pair<std::string, std::string>& sides, const AttendRequest& f) {
   nlohmann::json stack = {{"id", id}, {"title", title}, {"queries", sides.first}, {"keys", sides.second}};
   stack["layers"] = nlohmann::json::array();
   const int layers = static_cast<int>(maps.size());
@@ -98,20 +97,15 @@ std::vector<std::string> token_strings(const data::Tokenizer* tok, const std::ve
   return out;
 }
 
-// A translation model: the source through the encoder, the target (given, or the model's own
-// translation) teacher-forced through the decoder.
-nlohmann::json translation_doc(const AttendFlags& f) {
-  std::optional<TranslationModel> text_model;
-  if (!f.ids) text_model.emplace(load_translation_model(f.model));
-  Seq2Seq m = f.ids ? load_seq2seq(f.model) : text_model->model;
-  prepare(m, Precision::fp32, Use::inference);
+}  // namespace
+
+nlohmann::json translation_doc(const Seq2Seq& m, const data::Tokenizer* tok, const AttendRequest& f) {
   const Seq2SeqCommon c = m.common();
-  const data::Tokenizer* tok = f.ids ? nullptr : &text_model->tokenizer;
-  std::vector<int32_t> src = f.ids ? parse_ids(f.src, c.src_vocab, "--src") : tok->encode(f.src);
-  if (!f.ids) src.push_back(c.eos_id);  // the model's source is x + eos, as in training
+  std::vector<int32_t> src = tok ? tok->encode(f.src) : parse_ids(f.src, c.src_vocab, "--src");
+  if (tok) src.push_back(c.eos_id);  // the model's source is x + eos, as in training
   check(!src.empty(), "--src is empty");
   std::vector<int32_t> tgt;
-  if (!f.tgt.empty()) tgt = f.ids ? parse_ids(f.tgt, c.tgt_vocab, "--tgt") : tok->encode(f.tgt);
+  if (!f.tgt.empty()) tgt = tok ? tok->encode(f.tgt) : parse_ids(f.tgt, c.tgt_vocab, "--tgt");
   else tgt = search(m, {src}, f.search).front().front().tokens;
   std::vector<int32_t> tgt_in = {c.bos_id}, outputs = tgt;
   tgt_in.insert(tgt_in.end(), tgt.begin(), tgt.end());
@@ -133,13 +127,10 @@ nlohmann::json translation_doc(const AttendFlags& f) {
   return doc;
 }
 
-nlohmann::json classifier_doc(const AttendFlags& f) {
-  check(!f.ids, "--ids applies to translation models; a classifier reads text");
+nlohmann::json classifier_doc(const ClassifierModel& m, const AttendRequest& f) {
   check(f.tgt.empty(), "--tgt applies to translation models, not to a classifier");
-  ClassifierModel m = load_classifier(f.model);
   check(m.model.config.head_split == HeadSplit::standard, f.model, ": head_split '", name(m.model.config.head_split),
         "' attends over rows of a reshaped memory, not over positions: nothing to draw per token");
-  prepare(m.model, Precision::fp32, Use::inference);
   const ClassifierConfig& c = m.model.config;
   std::vector<std::string> tokens = m.vocab.split(f.src);
   if (c.pooling == Pooling::cls) tokens.insert(tokens.begin(), "<CLS>");
@@ -162,7 +153,10 @@ nlohmann::json classifier_doc(const AttendFlags& f) {
   return doc;
 }
 
-bool parse_flags(int argc, char** argv, AttendFlags& f) {
+namespace {
+
+bool parse_flags(int argc, char** argv, AttendFlags& flags) {
+  AttendRequest& f = flags.request;
   CLI::App args{"Writes every attention weight of a model on one sentence: a self-contained HTML page (hover or\n"
                 "click a token to see where it attends; heatmaps of every layer and head; a per-head summary), a\n"
                 "static SVG of the heatmaps, or JSON. Translation models: encoder self-attention, masked decoder\n"
@@ -175,18 +169,34 @@ bool parse_flags(int argc, char** argv, AttendFlags& f) {
   add_model(args, f.model, "model directory: a translation model or a classifier");
   args.add_option("--src", f.src, "the source sentence (or the classifier's text)")->required();
   args.add_option("--tgt", f.tgt, "the target, teacher-forced (default: the model's own translation)");
-  add_text(args, "--output", f.output, "file to write (default: standard output)");
-  args.add_option("--format", f.format, "html (default), svg or json");
+  add_text(args, "--output", flags.output, "file to write (default: standard output)");
+  args.add_option("--format", flags.format, "html (default), svg or json");
   add_int(args, "--layer", f.layer, 0, 1 << 16, "only this layer, 1-based (0: all)");
   add_int(args, "--head", f.head, 0, 1 << 16, "only this head, 1-based (0: all)");
   args.add_flag("--ids", f.ids, "--src and --tgt are space-separated token ids (no eos added)");
   f.search.beam = 1;  // greedy unless asked
   add_beam(args, f.search.beam);
-  add_threads(args, f.threads, "1");
+  add_threads(args, flags.threads, "1");
   if (!parse(args, argc, argv)) return false;
-  check(f.format == "html" || f.format == "svg" || f.format == "json", "--format must be html, svg or json, got '",
-        f.format, "'");
+  check(flags.format == "html" || flags.format == "svg" || flags.format == "json",
+        "--format must be html, svg or json, got '", flags.format, "'");
   return true;
+}
+
+// The document of the model directory `f.model`, loaded in fp32.
+nlohmann::json attend_doc(const AttendRequest& f) {
+  const nlohmann::json cfg = read_json_file(f.model + "/config.json");
+  if (cfg.value("task", "") == "classification") {
+    check(!f.ids, "--ids applies to translation models; a classifier reads text");
+    ClassifierModel m = load_classifier(f.model);
+    prepare(m.model, Precision::fp32, Use::inference);
+    return classifier_doc(m, f);
+  }
+  std::optional<TranslationModel> text_model;
+  if (!f.ids) text_model.emplace(load_translation_model(f.model));
+  Seq2Seq m = f.ids ? load_seq2seq(f.model) : text_model->model;
+  prepare(m, Precision::fp32, Use::inference);
+  return translation_doc(m, f.ids ? nullptr : &text_model->tokenizer, f);
 }
 
 }  // namespace
@@ -195,8 +205,7 @@ int run_attend(int argc, char** argv) {
   AttendFlags f;
   if (!parse_flags(argc, argv, f)) return 0;
   set_threads(f.threads);
-  const nlohmann::json cfg = read_json_file(f.model + "/config.json");
-  const nlohmann::json doc = cfg.value("task", "") == "classification" ? classifier_doc(f) : translation_doc(f);
+  const nlohmann::json doc = attend_doc(f.request);
   const std::string text = f.format == "json"  ? doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
                            : f.format == "svg" ? attend_svg(doc)
                                                : attend_html(doc);

@@ -18,7 +18,27 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attn/data/tokenizer.h"
+#include "attn/decode/search.h"
+#include "attn/models/classifier_dir.h"
+#include "attn/models/seq2seq.h"
+
 namespace attn::cli {
+
+// What to draw: the sentence (text, or token ids with --ids), the target to teacher-force (empty:
+// the model's own translation by `search`), and one layer / head (1-based; 0: all).
+struct AttendRequest {
+  std::string model;  // the name the document shows (attn attend: the directory)
+  std::string src, tgt;
+  bool ids = false;
+  int layer = 0, head = 0;
+  SearchOptions search;
+};
+
+// The document of a loaded translation model (tok null: src and tgt are token ids) or classifier,
+// prepared as the caller chose (attn attend: fp32; attn serve: the model's precision).
+nlohmann::json translation_doc(const Seq2Seq& m, const data::Tokenizer* tok, const AttendRequest& r);
+nlohmann::json classifier_doc(const ClassifierModel& m, const AttendRequest& r);
 
 struct HeadSummary {
   double entropy = 0, previous = 0, same = 0, next = 0, eos = 0;

@@ -2,8 +2,6 @@
 // One text a line in; one line out per text: "label<TAB>probability", or with --top-k K the K
 // most probable as "label<TAB>prob<TAB>label<TAB>prob...". A line of label<TAB>text is not
 // treated specially: the whole line is the text. A blank line gives an empty line.
-#include "classify.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "args.h"
+#include "classify.h"
 #include "attn/data/text_file.h"
 #include "attn/error.h"
 #include "attn/kernels/precision.h"
@@ -19,6 +18,14 @@
 #include "attn/runtime.h"
 
 namespace attn::cli {
+
+std::vector<int64_t> top_classes(const float* row, int64_t classes, int64_t k) {
+  std::vector<int64_t> order(static_cast<size_t>(classes));
+  std::iota(order.begin(), order.end(), 0);
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) { return row[a] > row[b]; });
+  order.resize(static_cast<size_t>(k));
+  return order;
+}
 
 std::vector<std::vector<std::pair<int64_t, float>>> classify_texts(const ClassifierModel& m,
                                                                    const std::vector<std::string>& texts, int64_t k) {
@@ -28,16 +35,12 @@ std::vector<std::vector<std::pair<int64_t, float>>> classify_texts(const Classif
   Tensor p = sentences.empty() ? Tensor() : classifier_probabilities(m.model, encode_texts(m, sentences));
   const int64_t C = static_cast<int64_t>(m.labels.size());
   const float* prob = sentences.empty() ? nullptr : p.data<float>();
-  std::vector<int64_t> order(static_cast<size_t>(C));
   std::vector<std::vector<std::pair<int64_t, float>>> out(texts.size());
   int64_t next = 0;
   for (size_t i = 0; i < texts.size(); ++i) {
     if (data::is_blank(texts[i])) continue;
     const float* row = prob + next++ * C;
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                      [&](int64_t a, int64_t b) { return row[a] > row[b]; });
-    for (int64_t j = 0; j < k; ++j) out[i].emplace_back(order[j], row[order[j]]);
+    for (int64_t c : top_classes(row, C, k)) out[i].emplace_back(c, row[c]);
   }
   return out;
 }

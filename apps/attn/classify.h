@@ -1,4 +1,5 @@
-// The labels attn classify gives a batch of texts, shared by the binary and the Python module.
+// What attn classify, attn serve's /v1/classify and the Python module's Classifier share: the
+// labels of a row of probabilities, most probable first, and of a batch of texts.
 #pragma once
 
 #include <cstdint>
@@ -10,8 +11,11 @@
 
 namespace attn::cli {
 
-// For each text, its k most probable (label id, probability), most probable first (ties: the
-// partial sort's order); none for a blank text (data/text_file.h). One forward pass for all.
+// The k classes of highest probability in row[0 .. classes), most probable first.
+std::vector<int64_t> top_classes(const float* row, int64_t classes, int64_t k);
+
+// For each text, its k most probable (label id, probability), most probable first; none for a
+// blank text (data/text_file.h). One forward pass for all.
 std::vector<std::vector<std::pair<int64_t, float>>> classify_texts(const ClassifierModel& m,
                                                                    const std::vector<std::string>& texts, int64_t k);
 

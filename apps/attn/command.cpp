@@ -17,6 +17,7 @@ int run_info(int argc, char** argv);
 int run_attend(int argc, char** argv);
 int run_plot(int argc, char** argv);
 int run_convert(int argc, char** argv);
+int run_serve(int argc, char** argv);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
@@ -31,6 +32,7 @@ const std::vector<Command>& commands() {
       {"score", "log-probability of each target given its source (teacher forcing)", run_score},
       {"classify", "label text lines with a classifier: label<TAB>probability (--top-k)", run_classify},
       {"eval", "accuracy, macro-F1, per-class P/R/F1 and confusion matrix of a classifier on label<TAB>text", run_eval},
+      {"serve", "serve models over HTTP: JSON API with batching across requests, LibreTranslate's API, a page to try them", run_serve},
       {"bleu", "BLEU and chrF of a translation against references, as sacreBLEU", run_bleu},
       {"plot", "training curves of one or more runs (train_log.jsonl) as a self-contained SVG or HTML page", run_plot},
       {"info", "the CPU, kernels, libraries and threads attn runs on (--kernels: the dispatch table)", run_info},

@@ -1,5 +1,6 @@
 #include "translate_output.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -34,8 +35,26 @@ nlohmann::json hypothesis_json(const LineOutput& out, const std::vector<int32_t>
   return j;
 }
 
-std::string json_line(const LineOutput& out, int64_t number, const std::vector<int32_t>& source,
-                      const std::vector<Hypothesis>& hyps) {
+}  // namespace
+
+std::vector<Hypothesis> join_pieces(const std::vector<std::vector<Hypothesis>>& parts) {
+  if (parts.size() == 1) return parts.front();
+  size_t n = 0;
+  for (const auto& p : parts) n = std::max(n, p.size());
+  std::vector<Hypothesis> out(n);
+  for (size_t k = 0; k < n; ++k)
+    for (const auto& p : parts) {
+      if (p.empty()) continue;
+      const Hypothesis& h = p[std::min(k, p.size() - 1)];
+      out[k].tokens.insert(out[k].tokens.end(), h.tokens.begin(), h.tokens.end());
+      out[k].logprob += h.logprob;
+      out[k].score += h.score;
+    }
+  return out;
+}
+
+nlohmann::json line_json(const LineOutput& out, int64_t number, const std::vector<int32_t>& source,
+                         const std::vector<Hypothesis>& hyps) {
   nlohmann::json j = {{"line", number}};
   if (hyps.empty()) {
     j["text"] = "";
@@ -48,10 +67,8 @@ std::string json_line(const LineOutput& out, int64_t number, const std::vector<i
     j["n_best"] = nlohmann::json::array();
     for (const Hypothesis& h : hyps) j["n_best"].push_back(hypothesis_json(out, source, h));
   }
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return j;
 }
-
-}  // namespace
 
 // The tokens as strings: SentencePiece pieces, or the ids themselves in --ids mode.
 std::vector<std::string> tokens_of(const LineOutput& out, const std::vector<int32_t>& ids) {
@@ -85,7 +102,8 @@ Matrix alignment_matrix_of(const LineOutput& out, const std::vector<int32_t>& so
 
 std::string format_line(const LineOutput& out, int64_t number, const std::vector<int32_t>& source,
                         const std::vector<Hypothesis>& hyps) {
-  if (out.options.jsonl) return json_line(out, number, source, hyps);
+  if (out.options.jsonl)
+    return line_json(out, number, source, hyps).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   const bool aligned = !out.options.alignment.empty();
   auto with_alignment = [&](const std::vector<int32_t>& target) {
     return aligned ? " ||| " + (source.empty() ? std::string() : alignment_of(out, source, target, false).get<std::string>())

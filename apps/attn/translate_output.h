@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "attn/data/tokenizer.h"
 #include "attn/decode/alignment.h"
 #include "attn/decode/search.h"
@@ -37,6 +39,17 @@ std::vector<int32_t> aligned_source(const LineOutput& out, const std::vector<int
 // pass (decode/alignment.h): rows target tokens, columns source tokens (or words, per options).
 Matrix alignment_matrix_of(const LineOutput& out, const std::vector<int32_t>& source,
                            const std::vector<int32_t>& target);
+
+// The hypotheses of a source translated in pieces (decode/long_lines.h): the k-th of each piece
+// joined in order (tokens concatenated, which SentencePiece detokenises with a space between), the
+// scores summed. parts: per piece its hypotheses, best first.
+std::vector<Hypothesis> join_pieces(const std::vector<std::vector<Hypothesis>>& parts);
+
+// The JSON object of line `number` (1-based) that --output-format jsonl prints (attn serve answers
+// with the same objects): text, tokens, ids, score, logprob; n_best, alignment and source_tokens as
+// the options ask.
+nlohmann::json line_json(const LineOutput& out, int64_t number, const std::vector<int32_t>& source,
+                         const std::vector<Hypothesis>& hyps);
 
 // The output of line `number` (1-based), one line (or n lines for text n-best), newline-ended.
 std::string format_line(const LineOutput& out, int64_t number, const std::vector<int32_t>& source,

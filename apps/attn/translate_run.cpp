@@ -17,24 +17,6 @@ namespace attn::cli {
 namespace {
 
 
-// The hypotheses of a source translated in pieces: the k-th of each piece joined in order (its
-// tokens concatenated, which SentencePiece detokenises with a space between), the scores summed.
-std::vector<Hypothesis> join_pieces(const std::vector<std::vector<Hypothesis>>& parts) {
-  if (parts.size() == 1) return parts.front();
-  size_t n = 0;
-  for (const auto& p : parts) n = std::max(n, p.size());
-  std::vector<Hypothesis> out(n);
-  for (size_t k = 0; k < n; ++k)
-    for (const auto& p : parts) {
-      if (p.empty()) continue;
-      const Hypothesis& h = p[std::min(k, p.size() - 1)];
-      out[k].tokens.insert(out[k].tokens.end(), h.tokens.begin(), h.tokens.end());
-      out[k].logprob += h.logprob;
-      out[k].score += h.score;
-    }
-  return out;
-}
-
 // The encoder's ids a line's alignment is read against: its one piece. A line translated in
 // pieces has no alignment over the whole (each piece attended to its own source); it gets none,
 // with a warning, rather than one that would mislead.

@@ -1,5 +1,6 @@
 #include "attn/io/npy.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -193,10 +194,22 @@ Tensor parse_npy(std::string_view bytes, const std::string& where) {
   DType dtype = dtype_for_descr(h.descr, item, where);
   Shape shape = h.shape;
   if (h.fortran_order) shape.assign(h.shape.rbegin(), h.shape.rend());
-  uint64_t numel = static_cast<uint64_t>(shape_numel(shape));
-  size_t have = bytes.size() - data_start;
-  check(numel <= have / item && numel * item == have, where, ": shape ", shape_str(h.shape),
-        " of '", h.descr, "' needs ", numel * item, " bytes of data, the image has ", have);
+  // The element count, multiplied out only while its bytes fit 63 bits: a shape of huge
+  // dimensions is refused without overflowing, an empty one too (its strides are the products of
+  // the other dimensions).
+  const size_t have = bytes.size() - data_start;
+  const uint64_t limit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / item;
+  uint64_t extent = 1;
+  bool huge = false;
+  for (size_t i = 0; i < shape.size() && !huge; ++i) {
+    const uint64_t d = std::max<uint64_t>(static_cast<uint64_t>(shape[i]), 1);
+    huge = extent > limit / d;
+    extent *= huge ? 1 : d;
+  }
+  const bool empty = std::find(shape.begin(), shape.end(), int64_t{0}) != shape.end();
+  const uint64_t numel = empty ? 0 : extent;
+  check(!huge && numel * item == have, where, ": shape ", shape_str(h.shape), " of '", h.descr, "' needs ",
+        huge ? std::string("more than 2^63") : std::to_string(numel * item), " bytes of data, the image has ", have);
   Tensor t = Tensor::empty(shape, dtype);
   convert_items(bytes.data() + data_start, h.descr, t);
   return h.fortran_order ? from_fortran_order(t) : t;

@@ -1,0 +1,117 @@
+// attn serve --model NAME=DIR[:fp32|bf16|int8] [--model ...] [--host 127.0.0.1] [--port 8080]
+//            [--max-batch-tokens 4096] [--max-wait-ms 5] [--no-batching] [--max-queue 1024]
+//            [--max-body-bytes 1048576] [--max-sentences 64] [--max-line-bytes 4096] [--timeout-ms 30000]
+//            [--threads N] [--http-threads 64] [--request-ms 10000]
+// Serves models over HTTP (apps/serve/: routes in http.h, batching in batcher.h, docs/serve.md).
+// SIGTERM or SIGINT: stop accepting, answer every request already received, exit 0.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "args.h"
+#include "attn/error.h"
+#include "http.h"
+#include "models.h"
+#include "service.h"
+
+namespace attn::cli {
+namespace {
+
+int g_stop_pipe[2] = {-1, -1};  // the stop signals' pipe: written by the handler, read by one thread
+
+void on_stop_signal(int sig) {
+  const ssize_t n = ::write(g_stop_pipe[1], &sig, sizeof sig);  // async-signal-safe
+  (void)n;
+}
+
+struct ServeFlags {
+  std::vector<std::string> models;
+  serve::ServiceOptions service;
+  serve::HttpOptions http;
+  int max_batch_tokens = 4096, max_queue = 1024, max_body = 1 << 20, max_sentences = 64, max_line = 4096;
+  bool no_batching = false;
+};
+
+bool parse_flags(int argc, char** argv, ServeFlags& f) {
+  CLI::App args{"Serves translation models and classifiers over HTTP: a JSON API (/v1/translate, /v1/score,\n"
+                "/v1/classify, /v1/attention, /v1/models, /health, /metrics), LibreTranslate's POST /translate,\n"
+                "and a page to try the models in a browser (GET /). Sentences of concurrent requests are\n"
+                "decoded together (dynamic batching). Answers equal attn translate's --output-format jsonl.\n"
+                "See docs/serve.md.",
+                "attn serve"};
+  describe(args, "attn serve --model en-de=runs/ende --model en-de-int8=runs/ende:int8 --port 8080");
+  add_repeated(args, "--model", f.models, "NAME=DIR[:fp32|bf16|int8], repeatable: a model and the name requests use "
+                                          "(precision: the directory's own unless given)")->required();
+  add_text(args, "--host", f.http.host, "address to listen on");
+  add_int(args, "--port", f.http.port, 0, 65535, "port to listen on (0: any free one, printed)");
+  add_int(args, "--max-batch-tokens", f.max_batch_tokens, 1, 1 << 24, "source tokens decoded together at most");
+  add_int(args, "--max-wait-ms", f.service.batch.max_wait_ms, 0, 10000,
+          "longest a sentence waits for others to join its batch");
+  args.add_flag("--no-batching", f.no_batching, "decode one request at a time (to compare)");
+  add_int(args, "--max-queue", f.max_queue, 1, 1 << 24, "sentences queued per model; more: 503 with Retry-After");
+  add_int(args, "--max-body-bytes", f.max_body, 1, 1 << 30, "largest request body (413 past it)");
+  add_int(args, "--max-sentences", f.max_sentences, 1, 1 << 20, "sentences in one request (413 past it)");
+  add_int(args, "--max-line-bytes", f.max_line, 1, 1 << 24, "bytes of one sentence (413 past it)");
+  add_int(args, "--timeout-ms", f.service.timeout_ms, 1, 3600000, "a request unanswered by then gets 504");
+  add_int(args, "--request-ms", f.http.connection.request_ms, 1, 3600000,
+          "time to receive one whole request; a slower client's connection is closed (slow-loris)");
+  add_int(args, "--http-threads", f.http.threads, 1, 4096,
+          "connections served at once (more wait to be accepted); each thread used holds ~1 MiB");
+  add_threads(args, f.service.threads, "all cores");
+  if (!parse(args, argc, argv)) return false;
+  f.service.batch.max_batch_tokens = static_cast<size_t>(f.max_batch_tokens);
+  f.service.batch.max_queue = static_cast<size_t>(f.max_queue);
+  f.service.batch.batching = !f.no_batching;
+  f.service.limits = {static_cast<size_t>(f.max_body), static_cast<size_t>(f.max_sentences), static_cast<size_t>(f.max_line)};
+  return true;
+}
+
+}  // namespace
+
+int run_serve(int argc, char** argv) {
+  ServeFlags f;
+  if (!parse_flags(argc, argv, f)) return 0;
+  // SIGTERM and SIGINT may reach any thread (OpenMP's workers exist already): the handler only
+  // writes the signal's number to a pipe, which one thread reads to start the drain.
+  check(::pipe(g_stop_pipe) == 0, "cannot make a pipe for the stop signals");
+  struct sigaction on_stop {};
+  on_stop.sa_handler = on_stop_signal;
+  sigemptyset(&on_stop.sa_mask);
+  sigaction(SIGTERM, &on_stop, nullptr);
+  sigaction(SIGINT, &on_stop, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a broken connection is an error on its socket, not a signal
+  std::vector<std::unique_ptr<serve::ServedModel>> models;
+  for (const std::string& spec : f.models) {
+    models.push_back(serve::load_served_model(serve::parse_model_spec(spec)));
+    for (const auto& m : models)
+      check(m == models.back() || m->name != models.back()->name, "--model: the name '", m->name, "' is used twice");
+    std::fprintf(stderr, "attn serve: model '%s' (%s, %s) from %s\n", models.back()->name.c_str(),
+                 models.back()->kind().c_str(), precision_name(models.back()->precision), models.back()->dir.c_str());
+  }
+  serve::Service service(std::move(models), f.service);
+  serve::HttpServer http(service, f.http);
+  const int port = http.bind();
+  std::fprintf(stderr, "attn serve: listening on http://%s:%d/\n", f.http.host.c_str(), port);
+  std::thread waiter([&] {
+    int sig = 0;
+    while (::read(g_stop_pipe[0], &sig, sizeof sig) < 0 && errno == EINTR) {
+    }
+    if (sig > 0)
+      std::fprintf(stderr, "attn serve: %s: answering the requests received, then exiting\n",
+                   sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : strsignal(sig));
+    http.drain();
+  });
+  http.listen();  // returns once drained
+  on_stop_signal(0);  // listening ended without a signal (it failed): end the waiter
+  service.stop();
+  waiter.join();
+  std::fprintf(stderr, "attn serve: stopped\n");
+  return 0;
+}
+
+}  // namespace attn::cli

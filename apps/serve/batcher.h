@@ -1,0 +1,72 @@
+// Dynamic batching across requests (as Triton's dynamic batcher): one thread per model takes the
+// oldest queued job, waits up to max_wait for more of the same key (the same kind of work and
+// options) until their source tokens reach max_batch_tokens, and computes them as one batch. The
+// wait is counted from the oldest job's arrival, so a batcher that was busy decoding takes what
+// queued meanwhile at once. With batching off, each job (one request) is computed alone, in
+// arrival order: the one-at-a-time server the benchmark compares against.
+//
+// The queue is bounded in sentences: submit() refuses a job that would pass max_queue (the HTTP
+// layer answers 503 with Retry-After). stop() computes every job already queued, then returns.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "job.h"
+
+namespace attn::serve {
+
+struct BatchLimits {
+  size_t max_batch_tokens = 4096;  // source tokens of one batch (a single larger job still goes alone)
+  int max_wait_ms = 5;             // longest a job waits for others to join its batch
+  size_t max_queue = 1024;         // sentences queued, not yet computing
+  bool batching = true;            // false: one job at a time
+};
+
+struct BatchStats {
+  size_t jobs = 0, sentences = 0, tokens = 0;
+  double seconds = 0;  // computing
+};
+
+class Batcher {
+ public:
+  // run computes a batch and finishes each of its jobs; an exception it throws finishes the
+  // jobs left unanswered with a 500. setup runs first on the batcher's thread (threads, denormals);
+  // on_batch is told of each batch computed.
+  using Run = std::function<void(const std::vector<std::shared_ptr<Job>>&)>;
+  Batcher(BatchLimits limits, Run run, std::function<void()> setup = {},
+          std::function<void(const BatchStats&)> on_batch = {});
+  ~Batcher();
+  Batcher(const Batcher&) = delete;
+  Batcher& operator=(const Batcher&) = delete;
+
+  // Queues the job; false when the queue has no room for its sentences.
+  bool submit(std::shared_ptr<Job> job);
+  size_t queued_sentences() const;
+  // Computes what is queued, then ends the thread. Idempotent.
+  void stop();
+
+ private:
+  void loop();
+  std::vector<std::shared_ptr<Job>> take_batch(std::unique_lock<std::mutex>& lock);
+  void compute(const std::vector<std::shared_ptr<Job>>& batch);
+
+  const BatchLimits limits_;
+  const Run run_;
+  const std::function<void()> setup_;
+  const std::function<void(const BatchStats&)> on_batch_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  size_t queued_ = 0;  // sentences in queue_
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace attn::serve

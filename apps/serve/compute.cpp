@@ -1,0 +1,129 @@
+#include "compute.h"
+
+#include "attend.h"
+#include "attn/autodiff/var.h"
+#include "attn/decode/score.h"
+#include "attn/decode/search.h"
+#include "attn/error.h"
+#include "classify.h"
+#include "translate_output.h"
+
+namespace attn::serve {
+namespace {
+
+// The attend document of sentence i over its best translation (the same search, run again).
+nlohmann::json attention_of(const ServedModel& m, const TranslateWork& w, size_t i) {
+  cli::AttendRequest r;
+  r.model = m.name;
+  r.src = w.inputs[i];
+  r.ids = !w.tokenized;
+  r.search = w.search;
+  r.search.n_best = 1;
+  return cli::translation_doc(*m.seq2seq, w.tokenized ? &*m.tokenizer : nullptr, r);
+}
+
+// Every job's sentences' pieces decoded in one search (the library's batched search gives each
+// sentence what it gives it alone: tests/serve checks it), then each sentence's JSON object as
+// attn translate --output-format jsonl prints it, numbered within its request.
+void translate_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch) {
+  const SearchOptions& o = std::get<TranslateWork>(batch.front()->work).search;
+  std::vector<std::vector<int32_t>> sources;
+  for (const auto& job : batch)
+    for (const auto& sentence : std::get<TranslateWork>(job->work).pieces)
+      sources.insert(sources.end(), sentence.begin(), sentence.end());
+  std::vector<std::vector<Hypothesis>> found = search(*m.seq2seq, sources, o);
+  size_t next = 0;
+  for (const auto& job : batch) {
+    const TranslateWork& w = std::get<TranslateWork>(job->work);
+    const cli::LineOutput out{&*m.seq2seq, w.tokenized ? &*m.tokenizer : nullptr, w.output};
+    nlohmann::json lines = nlohmann::json::array();
+    for (size_t i = 0; i < w.pieces.size(); ++i) {
+      const auto& pieces = w.pieces[i];
+      std::vector<std::vector<Hypothesis>> parts(found.begin() + next, found.begin() + next + pieces.size());
+      next += pieces.size();
+      // A sentence decoded in pieces has no alignment over the whole (as attn translate).
+      const std::vector<int32_t> source = pieces.size() == 1 ? pieces.front() : std::vector<int32_t>{};
+      lines.push_back(cli::line_json(out, static_cast<int64_t>(i) + 1, source, cli::join_pieces(parts)));
+      if (w.attention) lines.back()["attention"] = attention_of(m, w, i);
+    }
+    job->finish({200, {{"model", m.name}, {"translations", std::move(lines)}}, ""});
+  }
+}
+
+void score_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch) {
+  std::vector<std::vector<int32_t>> sources, targets;
+  for (const auto& job : batch) {
+    const ScoreWork& w = std::get<ScoreWork>(job->work);
+    sources.insert(sources.end(), w.sources.begin(), w.sources.end());
+    targets.insert(targets.end(), w.targets.begin(), w.targets.end());
+  }
+  const std::vector<double> scores = score_translations(*m.seq2seq, sources, targets);
+  size_t next = 0;
+  for (const auto& job : batch) {
+    const size_t n = std::get<ScoreWork>(job->work).sources.size();
+    nlohmann::json out(std::vector<double>(scores.begin() + next, scores.begin() + next + n));
+    next += n;
+    job->finish({200, {{"model", m.name}, {"scores", std::move(out)}}, ""});
+  }
+}
+
+// Per text: the most probable label, its probability, the top_k and every class's probability.
+nlohmann::json class_json(const ClassifierModel& c, const float* row, int64_t top_k) {
+  const int64_t classes = static_cast<int64_t>(c.labels.size());
+  const std::vector<int64_t> order = cli::top_classes(row, classes, std::min(top_k, classes));
+  nlohmann::json top = nlohmann::json::array(), all = nlohmann::json::object();
+  for (int64_t k : order) top.push_back({{"label", c.labels[k]}, {"probability", row[k]}});
+  for (int64_t k = 0; k < classes; ++k) all[c.labels[k]] = row[k];
+  return {{"label", c.labels[order.front()]}, {"probability", row[order.front()]}, {"top", top},
+          {"probabilities", all}};
+}
+
+void classify_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch) {
+  std::vector<std::string> texts;
+  for (const auto& job : batch) {
+    const ClassifyWork& w = std::get<ClassifyWork>(job->work);
+    texts.insert(texts.end(), w.texts.begin(), w.texts.end());
+  }
+  const ClassifierModel& c = *m.classifier;
+  const Tensor p = classifier_probabilities(c.model, encode_texts(c, texts));  // [texts, classes]
+  const int64_t classes = static_cast<int64_t>(c.labels.size());
+  size_t next = 0;
+  for (const auto& job : batch) {
+    const ClassifyWork& w = std::get<ClassifyWork>(job->work);
+    nlohmann::json out = nlohmann::json::array();
+    for (size_t i = 0; i < w.texts.size(); ++i, ++next)
+      out.push_back(class_json(c, p.data<float>() + static_cast<int64_t>(next) * classes, w.top_k));
+    job->finish({200, {{"model", m.name}, {"classes", std::move(out)}}, ""});
+  }
+}
+
+// One sentence each; a check failing on the request's values (a layer the model lacks) is the
+// client's error.
+void attention_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch) {
+  for (const auto& job : batch) {
+    const AttentionWork& w = std::get<AttentionWork>(job->work);
+    try {
+      const nlohmann::json doc = m.classifier ? cli::classifier_doc(*m.classifier, w.request)
+                                              : cli::translation_doc(*m.seq2seq, m.tokenizer ? &*m.tokenizer : nullptr,
+                                                                     w.request);
+      if (w.html) job->finish({200, nullptr, cli::attend_html(doc)});
+      else job->finish({200, doc, ""});
+    } catch (const Error& e) {
+      job->finish({400, {{"error", e.what()}}, ""});
+    }
+  }
+}
+
+}  // namespace
+
+void compute_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch) {
+  if (batch.empty()) return;
+  NoGrad no_grad;
+  const Work& first = batch.front()->work;
+  if (std::holds_alternative<TranslateWork>(first)) translate_batch(m, batch);
+  else if (std::holds_alternative<ScoreWork>(first)) score_batch(m, batch);
+  else if (std::holds_alternative<ClassifyWork>(first)) classify_batch(m, batch);
+  else attention_batch(m, batch);
+}
+
+}  // namespace attn::serve

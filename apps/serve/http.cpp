@@ -1,0 +1,151 @@
+#include "http.h"
+
+#include <functional>
+#include <sstream>
+
+#include "attn/error.h"
+#include "page.h"
+
+namespace attn::serve {
+namespace {
+
+std::string dumped(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+void write(httplib::Response& res, const Outcome& o) {
+  res.status = o.status;
+  if (o.status == 503) res.set_header("Retry-After", "1");
+  if (o.html.empty()) res.set_content(dumped(o.json), "application/json");
+  else res.set_content(o.html, "text/html; charset=utf-8");
+}
+
+// Runs a route's handler, turning every failure into a JSON error: the request's (HttpError, or a
+// library check on its values) or the server's (500; out of memory 503).
+Outcome answer(const std::function<Outcome()>& handler) {
+  try {
+    return handler();
+  } catch (const HttpError& e) {
+    return {e.status, {{"error", e.what()}}, ""};
+  } catch (const Error& e) {
+    return {400, {{"error", e.what()}}, ""};
+  } catch (const std::bad_alloc&) {
+    return {503, {{"error", "out of memory: retry later, or send less at once"}}, ""};
+  } catch (const std::exception& e) {
+    return {500, {{"error", e.what()}}, ""};
+  }
+}
+
+// A LibreTranslate body: JSON, or an HTML form's fields (q may repeat).
+nlohmann::json libretranslate_body(const httplib::Request& req) {
+  if (req.get_header_value("Content-Type").find("application/json") != std::string::npos) return parse_body(req.body);
+  nlohmann::json body = nlohmann::json::object();
+  for (const auto& [key, value] : req.params) {
+    if (key != "q") body[key] = value;
+    else if (req.get_param_value_count("q") == 1) body["q"] = value;
+    else body["q"].push_back(value);
+  }
+  return body;
+}
+
+// GET /v1/attention's query as the POST body: numbers from their text.
+nlohmann::json attention_query(const httplib::Request& req) {
+  nlohmann::json body = {{"format", "html"}};
+  for (const auto& [key, value] : req.params) {
+    if (key == "ids") {
+      body[key] = nlohmann::json::array();
+      std::istringstream in(value);
+      for (std::string id; in >> id;) {
+        try {
+          body[key].push_back(std::stoll(id));
+        } catch (const std::exception&) {
+          throw HttpError(400, "\"ids\" must be space-separated token ids, got '" + value + "'");
+        }
+      }
+    } else if (key == "layer" || key == "head" || key == "beam") {
+      try {
+        body[key] = std::stoll(value);
+      } catch (const std::exception&) {
+        throw HttpError(400, "\"" + key + "\" must be a whole number, got '" + value + "'");
+      }
+    } else {
+      body[key] = value;
+    }
+  }
+  return body;
+}
+
+}  // namespace
+
+HttpServer::HttpServer(Service& service, const HttpOptions& options)
+    : service_(service), options_(options), listener_(options.connection) {
+  const int threads = options.threads;
+  listener_.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  listener_.set_payload_max_length(service.options().limits.max_body_bytes);
+  listener_.set_keep_alive_max_count(options.connection.requests_per_connection);
+  listener_.set_tcp_nodelay(true);
+  add_routes();
+}
+
+int HttpServer::bind() {
+  const int port = options_.port == 0 ? listener_.bind_to_any_port(options_.host)
+                                      : (listener_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
+  check(port > 0, "cannot listen on ", options_.host, ":", options_.port, " (in use, or not an address of this machine)");
+  listener_.widen_backlog();
+  return port;
+}
+
+void HttpServer::listen() { listener_.listen_after_bind(); }
+
+void HttpServer::drain() {
+  draining_ = true;
+  listener_.drain();
+}
+
+void HttpServer::add_routes() {
+  Service& s = service_;
+  auto json_post = [this](const std::string& route, std::function<Outcome(const nlohmann::json&)> f) {
+    listener_.Post(route, [this, f](const httplib::Request& req, httplib::Response& res) {
+      const Clock::time_point start = Clock::now();
+      write(res, answer([&] { return f(parse_body(req.body)); }));
+      service_.metrics().latency(std::chrono::duration<double>(Clock::now() - start).count());
+    });
+  };
+  json_post("/v1/translate", [&s](const nlohmann::json& b) { return s.translate(b); });
+  json_post("/v1/score", [&s](const nlohmann::json& b) { return s.score(b); });
+  json_post("/v1/classify", [&s](const nlohmann::json& b) { return s.classify(b); });
+  json_post("/v1/attention", [&s](const nlohmann::json& b) { return s.attention(b); });
+  listener_.Post("/translate", [&s](const httplib::Request& req, httplib::Response& res) {
+    write(res, answer([&] { return s.libretranslate(libretranslate_body(req)); }));
+  });
+  listener_.Get("/v1/attention", [&s](const httplib::Request& req, httplib::Response& res) {
+    write(res, answer([&] { return s.attention(attention_query(req)); }));
+  });
+  listener_.Get("/languages", [&s](const httplib::Request&, httplib::Response& res) { write(res, {200, s.languages(), ""}); });
+  listener_.Get("/v1/models", [&s](const httplib::Request&, httplib::Response& res) { write(res, {200, s.models(), ""}); });
+  listener_.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+    write(res, draining_ ? Outcome{503, {{"status", "draining"}}, ""} : Outcome{200, {{"status", "ok"}}, ""});
+  });
+  listener_.Get("/metrics", [&s](const httplib::Request&, httplib::Response& res) {
+    res.set_content(s.metrics_text(), "text/plain; version=0.0.4");
+  });
+  listener_.Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_content(page_html(), "text/html; charset=utf-8"); });
+  // cpp-httplib's own refusals (no route, body too large, a request line it cannot read) as JSON.
+  listener_.set_error_handler(httplib::Server::HandlerWithResponse([&s](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    const std::string what = res.status == 404   ? "no route " + req.method + " " + req.path + " (see docs/serve.md)"
+                             : res.status == 413 ? "the body is larger than " + std::to_string(s.options().limits.max_body_bytes) +
+                                                       " bytes (--max-body-bytes)"
+                                                 : "bad request (HTTP status " + std::to_string(res.status) + ")";
+    res.set_content(dumped({{"error", what}}), "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  listener_.set_logger([&s](const httplib::Request& req, const httplib::Response& res) {
+    static const char* known[] = {"/v1/translate", "/v1/score", "/v1/classify", "/v1/attention", "/v1/models",
+                                  "/translate", "/languages", "/health", "/metrics", "/"};
+    std::string route = "other";
+    for (const char* k : known)
+      if (req.path == k) route = k;
+    s.metrics().request(route, res.status);
+  });
+}
+
+}  // namespace attn::serve

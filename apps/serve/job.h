@@ -1,0 +1,80 @@
+// A request's work for one model, as the HTTP handler hands it to the model's batcher: what to
+// compute, what it costs against the batch limits, and the promise its answer comes back through.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <future>
+#include <mutex>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attend.h"
+#include "attn/decode/search.h"
+#include "translate_output.h"
+
+namespace attn::serve {
+
+using Clock = std::chrono::steady_clock;
+
+// Translations: every sentence as the pieces it is decoded in (one unless longer than the model's
+// positions, decode/long_lines.h). `tokenized`: text in and out (else token ids, `inputs` then
+// holding them as "5 9 14"). attention: each translation with its attend document.
+struct TranslateWork {
+  SearchOptions search;
+  cli::OutputOptions output;
+  bool tokenized = true, attention = false;
+  std::vector<std::string> inputs;
+  std::vector<std::vector<std::vector<int32_t>>> pieces;
+};
+
+// Log-probabilities of targets given sources (attn score).
+struct ScoreWork {
+  std::vector<std::vector<int32_t>> sources, targets;
+};
+
+// Labels of texts (attn classify); top_k labels each, with every class's probability.
+struct ClassifyWork {
+  std::vector<std::string> texts;
+  int64_t top_k = 1;
+};
+
+// The attention weights of one sentence (attn attend): the JSON document or its HTML page.
+struct AttentionWork {
+  cli::AttendRequest request;
+  bool html = false;
+};
+
+using Work = std::variant<TranslateWork, ScoreWork, ClassifyWork, AttentionWork>;
+
+// What the handler answers: a status, and a JSON body (or an HTML page).
+struct Outcome {
+  int status = 200;
+  nlohmann::json json;
+  std::string html;
+};
+
+struct Job {
+  Work work;
+  std::string key;         // jobs of one key may share a batch: the kind of work and its options
+  size_t tokens = 0;       // its cost against --max-batch-tokens: source tokens
+  size_t sentences = 0;
+  Clock::time_point queued;
+  std::atomic<bool> abandoned{false};  // its request timed out: nobody waits for it any more
+
+  // Sets the answer once; later calls do nothing (so an error path cannot overwrite an answer).
+  void finish(Outcome o) {
+    std::call_once(answered_, [&] { promise_.set_value(std::move(o)); });
+  }
+  std::future<Outcome> future() { return promise_.get_future(); }
+
+ private:
+  std::once_flag answered_;
+  std::promise<Outcome> promise_;
+};
+
+}  // namespace attn::serve

@@ -1,0 +1,72 @@
+#include "models.h"
+
+#include "args.h"
+#include "attn/decode/text.h"
+#include "attn/error.h"
+#include "attn/models/model_dir.h"
+
+namespace attn::serve {
+
+ModelSpec parse_model_spec(const std::string& text) {
+  const size_t eq = text.find('=');
+  check(eq != std::string::npos && eq > 0 && eq + 1 < text.size(), "--model needs NAME=DIR[:PRECISION], got '",
+        text, "'");
+  ModelSpec s{text.substr(0, eq), text.substr(eq + 1), ""};
+  for (char c : s.name)
+    check(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.', "--model '", text,
+          "': a model's name is letters, digits, '-', '_' and '.'");
+  const size_t colon = s.dir.rfind(':');
+  if (colon != std::string::npos) {
+    const std::string p = s.dir.substr(colon + 1);
+    if (p == "fp32" || p == "bf16" || p == "int8") {
+      s.precision = p;
+      s.dir.resize(colon);
+    }
+  }
+  return s;
+}
+
+std::string ServedModel::kind() const {
+  if (classifier) return "classifier";
+  return seq2seq->kind() == ModelKind::rnn ? "rnn" : "transformer";
+}
+
+nlohmann::json ServedModel::describe() const {
+  nlohmann::json j = {{"name", name}, {"kind", kind()}, {"precision", precision_name(precision)}};
+  if (classifier) {
+    j["task"] = "classification";
+    j["labels"] = classifier->labels;
+    return j;
+  }
+  const Seq2SeqCommon c = seq2seq->common();
+  j["task"] = "translation";
+  j["input"] = tokenizer ? "text" : "ids";  // a model without a tokenizer takes "ids" only
+  j["max_len"] = c.max_len;
+  j["src_vocab"] = c.src_vocab;
+  j["tgt_vocab"] = c.tgt_vocab;
+  return j;
+}
+
+std::unique_ptr<ServedModel> load_served_model(const ModelSpec& spec) {
+  auto m = std::make_unique<ServedModel>();
+  m->name = spec.name;
+  m->dir = spec.dir;
+  m->precision = cli::model_precision(spec.precision, spec.dir);
+  const nlohmann::json config = read_json_file(spec.dir + "/config.json");
+  if (config.value("task", "") == "classification") {
+    m->classifier.emplace(load_classifier(spec.dir));
+    prepare(m->classifier->model, m->precision, Use::inference);  // weights converted once
+    return m;
+  }
+  if (config.contains("tokenizer")) {
+    TranslationModel tm = load_translation_model(spec.dir);
+    m->seq2seq.emplace(std::move(tm.model));
+    m->tokenizer.emplace(std::move(tm.tokenizer));
+  } else {
+    m->seq2seq.emplace(load_seq2seq(spec.dir));
+  }
+  prepare(*m->seq2seq, m->precision, Use::inference);
+  return m;
+}
+
+}  // namespace attn::serve

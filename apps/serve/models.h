@@ -1,0 +1,45 @@
+// The models attn serve answers with: each loaded once, in its own precision, and read-only from
+// then on (every request reads it; only its model's batcher thread computes with it).
+//   --model NAME=DIR         the precision DIR/config.json records (attn convert), fp32 if none
+//   --model NAME=DIR:int8    int8 (or fp32, bf16) whatever the directory stores
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/data/tokenizer.h"
+#include "attn/kernels/precision.h"
+#include "attn/models/classifier_dir.h"
+#include "attn/models/seq2seq.h"
+
+namespace attn::serve {
+
+// One --model value, parsed: NAME=DIR[:PRECISION].
+struct ModelSpec {
+  std::string name, dir, precision;  // precision empty: the model's own
+};
+ModelSpec parse_model_spec(const std::string& text);
+
+struct ServedModel {
+  std::string name, dir;
+  Precision precision = Precision::fp32;
+  std::optional<Seq2Seq> seq2seq;              // a translation model (Transformer or RNN)
+  std::optional<data::Tokenizer> tokenizer;    // its SentencePiece model; none: token ids only
+  std::optional<ClassifierModel> classifier;   // or a classifier
+
+  // "transformer", "rnn" or "classifier".
+  std::string kind() const;
+  // What GET /v1/models lists of it.
+  nlohmann::json describe() const;
+};
+
+// Loads and prepares (Use::inference) the model of a spec; errors name the directory.
+std::unique_ptr<ServedModel> load_served_model(const ModelSpec& spec);
+
+}  // namespace attn::serve

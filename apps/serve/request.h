@@ -1,0 +1,46 @@
+// Reading a request's JSON body: every field checked for its type and range, every mistake an
+// HttpError the client gets back as {"error": "..."} with a status it can act on (400: the
+// request is wrong; 413: it is too large; 404: no such model; 503: full, retry later).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace attn::serve {
+
+struct HttpError : std::runtime_error {
+  HttpError(int status, const std::string& message) : std::runtime_error(message), status(status) {}
+  int status;
+};
+
+// Limits on what one request may ask (413 past them).
+struct RequestLimits {
+  size_t max_body_bytes = 1 << 20;  // the body, checked by the HTTP layer
+  size_t max_sentences = 64;        // sentences (texts, id rows, pairs) per request
+  size_t max_line_bytes = 4096;     // bytes of one sentence
+};
+
+// The body as a JSON object (400 naming the parse error otherwise; invalid UTF-8 is one).
+nlohmann::json parse_body(const std::string& body);
+
+// body[key] as a whole number in [min, max], `fallback` when absent.
+int64_t int_field(const nlohmann::json& body, const std::string& key, int64_t fallback, int64_t min, int64_t max);
+double real_field(const nlohmann::json& body, const std::string& key, double fallback, double min, double max);
+bool bool_field(const nlohmann::json& body, const std::string& key, bool fallback);
+// A string field; `required` and absent is a 400.
+std::string string_field(const nlohmann::json& body, const std::string& key, const std::string& fallback,
+                         bool required = false);
+
+// body[key]: a string or an array of strings, each one sentence: non-blank, no line break, at
+// most max_line_bytes; between 1 and max_sentences of them.
+std::vector<std::string> sentences_field(const nlohmann::json& body, const std::string& key,
+                                         const RequestLimits& limits);
+// body[key]: an array of arrays of token ids, each in [0, vocab), each row non-empty.
+std::vector<std::vector<int32_t>> ids_field(const nlohmann::json& body, const std::string& key, int64_t vocab,
+                                            const RequestLimits& limits);
+
+}  // namespace attn::serve

@@ -1,0 +1,102 @@
+// The routes of Service besides translation: score, classify, attention, models and metrics.
+#include <algorithm>
+
+#include "attn/decode/id_lines.h"
+#include "service.h"
+
+namespace attn::serve {
+namespace {
+
+// The lines of body[text_key] (tokenized, eos appended when add_eos) or of body[ids_key].
+std::vector<std::vector<int32_t>> token_rows(const nlohmann::json& body, const ServedModel& m, const std::string& text_key,
+                                             const std::string& ids_key, int64_t vocab, bool add_eos,
+                                             const RequestLimits& limits) {
+  if (body.contains(ids_key)) return ids_field(body, ids_key, vocab, limits);
+  if (!m.tokenizer) throw HttpError(400, "model '" + m.name + "' has no tokenizer: send \"" + ids_key + "\"");
+  std::vector<std::vector<int32_t>> rows;
+  for (const std::string& text : sentences_field(body, text_key, limits)) {
+    rows.push_back(m.tokenizer->encode(text));
+    if (add_eos) rows.back().push_back(m.seq2seq->common().eos_id);
+  }
+  return rows;
+}
+
+}  // namespace
+
+Outcome Service::score(const nlohmann::json& body) {
+  const ServedModel& m = model_for(body, Task::translation);
+  const Seq2SeqCommon c = m.seq2seq->common();
+  ScoreWork w;
+  w.sources = token_rows(body, m, "source", "source_ids", c.src_vocab, true, options_.limits);
+  w.targets = token_rows(body, m, "target", "target_ids", c.tgt_vocab, false, options_.limits);
+  if (w.sources.size() != w.targets.size())
+    throw HttpError(400, "\"source\" has " + std::to_string(w.sources.size()) + " sentences, \"target\" " +
+                             std::to_string(w.targets.size()) + ": they must pair up");
+  auto job = std::make_shared<Job>();
+  for (size_t i = 0; i < w.sources.size(); ++i) {
+    if (static_cast<int64_t>(std::max(w.sources[i].size(), w.targets[i].size() + 1)) > c.max_len)
+      throw HttpError(413, "pair " + std::to_string(i) + " is longer than the model's " + std::to_string(c.max_len) +
+                               " positions");
+    job->tokens += w.sources[i].size() + w.targets[i].size();
+  }
+  job->sentences = w.sources.size();
+  job->key = "score";
+  job->work = std::move(w);
+  return run(m, std::move(job));
+}
+
+Outcome Service::classify(const nlohmann::json& body) {
+  const ServedModel& m = model_for(body, Task::classification);
+  ClassifyWork w;
+  w.texts = sentences_field(body, "text", options_.limits);
+  w.top_k = int_field(body, "top_k", 1, 1, static_cast<int64_t>(m.classifier->labels.size()));
+  auto job = std::make_shared<Job>();
+  job->sentences = w.texts.size();
+  job->tokens = w.texts.size() * static_cast<size_t>(m.classifier->model.config.pad_size);
+  job->key = "classify";
+  job->work = std::move(w);
+  return run(m, std::move(job));
+}
+
+// {"model", "text" | "ids": [..], "target" | "target_ids", "layer", "head", "beam", "format"}
+Outcome Service::attention(const nlohmann::json& body) {
+  const ServedModel& m = model_for(body, Task::any);
+  AttentionWork w;
+  cli::AttendRequest& r = w.request;
+  r.model = m.name;
+  const std::string format = string_field(body, "format", "json");
+  if (format != "json" && format != "html") throw HttpError(400, "\"format\" must be \"json\" or \"html\"");
+  w.html = format == "html";
+  r.layer = static_cast<int>(int_field(body, "layer", 0, 0, 1 << 16));
+  r.head = static_cast<int>(int_field(body, "head", 0, 0, 1 << 16));
+  r.search.beam = static_cast<int>(int_field(body, "beam", 1, 1, 64));
+  r.ids = body.contains("ids");
+  if (r.ids && (m.classifier || !body["ids"].is_array()))
+    throw HttpError(400, "\"ids\" is an array of token ids, for a translation model");
+  if (r.ids) r.src = format_ids(ids_field({{"ids", {body["ids"]}}}, "ids", m.seq2seq->common().src_vocab, options_.limits)[0]);
+  else if (!m.tokenizer && !m.classifier) throw HttpError(400, "model '" + m.name + "' has no tokenizer: send \"ids\"");
+  else r.src = sentences_field({{"text", string_field(body, "text", "", true)}}, "text", options_.limits)[0];
+  if (body.contains("target_ids") && r.ids)
+    r.tgt = format_ids(ids_field({{"ids", {body["target_ids"]}}}, "ids", m.seq2seq->common().tgt_vocab, options_.limits)[0]);
+  else if (body.contains("target"))
+    r.tgt = sentences_field({{"target", string_field(body, "target", "")}}, "target", options_.limits)[0];
+  auto job = std::make_shared<Job>();
+  job->sentences = 1;
+  job->tokens = r.src.size();
+  job->key = "attention";
+  job->work = std::move(w);
+  return run(m, std::move(job));
+}
+
+nlohmann::json Service::models() const {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& m : models_) list.push_back(m->describe());
+  return {{"models", list}};
+}
+
+std::string Service::metrics_text() {
+  return metrics_.render([this](const std::string& name) { return batchers_.at(name)->queued_sentences(); },
+                         Clock::now());
+}
+
+}  // namespace attn::serve

@@ -1,0 +1,209 @@
+#!/usr/bin/python3
+"""attn serve under load (docs/serve.md has the figures and the commands).
+
+Throughput (sentences/s by the clock, and per second of the server's CPU time, which a load on
+the machine from other processes changes less) and p50/p99 latency of single-sentence translation requests sent by 1, 8,
+32 and 64 concurrent clients (threads with keep-alive connections) for a fixed time each, with
+batching across requests on and off (--no-batching); and, for the same sentences, `attn translate`
+on them as one file. With --rss N: the server's resident memory after each 1,000 of N requests
+sent by 64 clients. Loopback only; every loop is bounded in requests and time. Standard library only.
+
+    /usr/bin/python3 bench/serve_bench.py --attn build/attn --model DIR [--sentences FILE] [--seconds 15]
+    /usr/bin/python3 bench/serve_bench.py --attn build/attn --model DIR --rss 10000
+"""
+import argparse
+import http.client
+import json
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+
+def launch(attn, spec, threads, extra=()):
+    """`attn serve --model SPEC --port 0` (any free port); returns (process, port, its stderr file).
+    tests/serve/page_browser_test.py starts its server with this too."""
+    log = tempfile.NamedTemporaryFile(prefix="attn_serve_", suffix=".log", delete=False)
+    cmd = [attn, "serve", "--model", spec, "--port", "0", "--threads", str(threads), *extra]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log)
+    for _ in range(600):
+        time.sleep(0.1)
+        m = re.search(r"listening on http://[^:]+:(\d+)/", open(log.name).read())
+        if m:
+            return proc, int(m.group(1)), log.name
+        if proc.poll() is not None:
+            sys.exit(f"FAIL: attn serve exited {proc.returncode}: {open(log.name).read()}")
+    sys.exit("FAIL: attn serve did not start within 60 s")
+
+
+def start_server(a, extra):
+    return launch(a.attn, "m=" + a.model, a.threads, extra)
+
+
+def stop_server(proc, log):
+    proc.send_signal(signal.SIGTERM)
+    code = proc.wait(timeout=60)
+    if code != 0:
+        sys.exit(f"attn serve exited {code} after SIGTERM: {open(log).read()[-2000:]}")
+    os.unlink(log)
+
+
+def request_body(sentence, a):
+    return json.dumps({"model": "m", "text": [sentence], "beam": a.beam, "max_len": a.max_len})
+
+
+def run_clients(port, sentences, a, clients, seconds=None, total=None, on_answer=None):
+    """clients threads send requests until `seconds` pass or `total` are sent; returns latencies (s)."""
+    latencies, lock, errors = [], threading.Lock(), []
+    counter = [0]
+    deadline = time.monotonic() + seconds if seconds else None
+
+    def client(c):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        i = c
+        while True:
+            with lock:
+                if (total is not None and counter[0] >= total) or (deadline and time.monotonic() > deadline):
+                    return
+                counter[0] += 1
+            body = request_body(sentences[i % len(sentences)], a)
+            i += clients
+            t0 = time.monotonic()
+            for attempt in range(100):  # 503: retry after a moment (Retry-After: 1 is the upper bound)
+                try:
+                    conn.request("POST", "/v1/translate", body, {"Content-Type": "application/json"})
+                    r = conn.getresponse()
+                    data = r.read()
+                except (ConnectionError, http.client.RemoteDisconnected):
+                    # the server closed an idle keep-alive connection (--request-ms): a new one
+                    conn.close()
+                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+                    continue
+                if r.status != 503:
+                    break
+                time.sleep(0.05)
+            dt = time.monotonic() - t0
+            with lock:
+                if r.status != 200:
+                    errors.append((r.status, data[:200]))
+                latencies.append(dt)
+                n = len(latencies)
+            if on_answer:
+                on_answer(n)
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        sys.exit(f"{len(errors)} requests failed, e.g. {errors[0]}")
+    return latencies, time.monotonic() - start
+
+
+def percentile(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
+
+
+def rss_mib(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def measure_rss(a, sentences):
+    proc, port, log = start_server(a, a.server_flags.split())
+    marks = []
+
+    def on_answer(n):
+        if n % 1000 == 0:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            conn.request("GET", "/metrics")
+            tensors = dict(re.findall(r'attn_serve_tensor_bytes\{kind="(\w+)"\} (\S+)', conn.getresponse().read().decode()))
+            marks.append((n, rss_mib(proc.pid), {k: float(v) / 2**20 for k, v in tensors.items()}))
+
+    _, seconds = run_clients(port, sentences, a, 64, total=a.rss, on_answer=on_answer)
+    stop_server(proc, log)
+    print(f"{a.rss} requests by 64 clients in {seconds:.1f} s; server resident memory (MiB) after each 1,000:")
+    marks.sort(key=lambda m: m[0])
+    for n, r, t in marks:
+        print(f"  {n:6d}: resident {r:6.1f}; tensors live {t.get('live', 0):5.1f}, peak {t.get('peak', 0):5.1f}, "
+              f"cached {t.get('cached', 0):5.1f}")
+    first, last = marks[0][1], marks[-1][1]
+    print(f"after {marks[-1][0]}: {last:.1f} MiB = {100 * (last / first - 1):+.1f}% of after 1,000 ({first:.1f} MiB)")
+
+
+def cpu_seconds(pid):
+    """user + system CPU time of a process so far (/proc/PID/stat fields 14 and 15)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cli_rate(a, sentences):
+    """sentences/s of attn translate on the sentences as one file, by the clock and per CPU second."""
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        f.write("\n".join(sentences) + "\n")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    subprocess.run([a.attn, "translate", "--model", a.model, "--threads", str(a.threads), "--beam", str(a.beam),
+                    "--max-len", str(a.max_len)], stdin=open(f.name), stdout=subprocess.DEVNULL, check=True)
+    dt = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    os.unlink(f.name)
+    return len(sentences) / dt, len(sentences) / cpu
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--attn", required=True)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--sentences", default=os.path.join(os.path.dirname(__file__), "../../shared/data/mt-ende/test_id.en"))
+    ap.add_argument("--count", type=int, default=512, help="sentences taken from the file")
+    ap.add_argument("--clients", default="1,8,32,64")
+    ap.add_argument("--seconds", type=float, default=15, help="per measurement")
+    ap.add_argument("--beam", type=int, default=4)
+    ap.add_argument("--max-len", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rss", type=int, default=0, help="only the memory check, over this many requests")
+    ap.add_argument("--server-flags", default="", help="more flags for attn serve (--rss)")
+    a = ap.parse_args()
+    sentences = [l.rstrip("\n") for l in open(a.sentences, encoding="utf-8") if l.strip()][: a.count]
+    if a.rss:
+        return measure_rss(a, sentences)
+    print(f"model {a.model}, beam {a.beam}, {len(sentences)} sentences of {a.sentences}, {a.threads} threads, "
+          f"{a.seconds:.0f} s a point")
+    # Both servers run side by side, idle but for the one measured, and the two modes alternate at
+    # each client count (then the CLI again), so that a load on the machine that comes and goes
+    # falls on both alike.
+    servers = {mode: start_server(a, extra) for mode, extra in (("on", []), ("off", ["--no-batching"]))}
+    rates = [cli_rate(a, sentences)]
+    for proc, port, log in servers.values():
+        run_clients(port, sentences, a, 8, total=16)  # warm-up: shapes, caches
+    rows = []
+    for c in [int(x) for x in a.clients.split(",")]:
+        for mode, (proc, port, log) in servers.items():
+            cpu = cpu_seconds(proc.pid)
+            lat, seconds = run_clients(port, sentences, a, c, seconds=a.seconds)
+            cpu = cpu_seconds(proc.pid) - cpu
+            rows.append(f"| {mode} | {c} | {len(lat) / seconds:.1f} | {len(lat) / cpu:.1f} | "
+                        f"{1000 * percentile(lat, 50):.0f} | {1000 * percentile(lat, 99):.0f} |")
+            print(rows[-1], file=sys.stderr, flush=True)
+    rates.append(cli_rate(a, sentences))
+    for proc, port, log in servers.values():
+        stop_server(proc, log)
+    print(f"attn translate, the {len(sentences)} sentences as one file: {rates[0][0]:.1f} and {rates[1][0]:.1f} "
+          f"sentences/s (before and after the servers' runs); per CPU second {rates[0][1]:.1f} and {rates[1][1]:.1f}")
+    print("| batching | clients | sentences/s | sentences per CPU second | p50 ms | p99 ms |\n|---|---|---|---|---|---|")
+    print("\n".join(rows))
+
+if __name__ == "__main__":
+    main()
