@@ -16,6 +16,7 @@
 #include "attn/decode/alignment.h"
 #include "attn/decode/id_lines.h"
 #include "attn/error.h"
+#include "attn/models/model_dir.h"
 #include "attn/runtime.h"
 #include "args.h"
 #include "binding.h"
@@ -48,10 +49,15 @@ const std::vector<std::pair<std::string, std::string>> kOptions = {
 struct Translator {
   std::vector<std::string> dirs;
   std::string precision, weights;  // as --precision ("" the model's own) and --weights
+  bool ids = false;                 // no tokenizer in config.json
   cli::TranslateModels models;
 
   const Seq2SeqCommon config() const { return models.models.front().common(); }
-  const data::Tokenizer& tokenizer() const { return models.text->tokenizer; }
+  // A model without a tokenizer (attn import-torch's) reads and writes ids only, as with --ids.
+  const data::Tokenizer& tokenizer() const {
+    check(models.text.has_value(), dirs.front(), "/config.json: no \"tokenizer\" entry: give token ids, not text");
+    return models.text->tokenizer;
+  }
 };
 
 // One source's result, CTranslate2's TranslationResult with attn's extras (ids, logprobs).
@@ -64,6 +70,7 @@ cli::TranslateFlags parse_options(const Translator& t, const py::kwargs& options
                                   const char* function) {
   Argv argv{{"attn translate"}};
   for (const std::string& d : t.dirs) argv.args.insert(argv.args.end(), {"--model", d});
+  if (t.ids) argv.args.push_back("--ids");
   if (!t.precision.empty()) argv.args.insert(argv.args.end(), {"--precision", t.precision});
   if (!t.weights.empty()) argv.args.insert(argv.args.end(), {"--weights", t.weights});
   for (const auto& [key, value] : options) {
@@ -274,6 +281,10 @@ std::unique_ptr<Translator> make_translator(const py::object& model_dir, const p
   else for (const py::handle& d : model_dir) t->dirs.push_back(py::str(d));
   t->precision = precision.is_none() ? "" : precision.cast<std::string>();
   t->weights = ensemble_weights.is_none() ? "" : ensemble_weights.cast<std::string>();
+  try {
+    t->ids = !read_json_file(t->dirs.front() + "/config.json").contains("tokenizer");
+  } catch (const attn::Error&) {  // loading says what is wrong with the directory, as the binary does
+  }
   std::vector<std::string> extra;
   if (!threads.is_none()) extra = {"--threads", py::str(threads)};
   const cli::TranslateFlags f = parse_options(*t, py::kwargs(), extra, "Translator");
