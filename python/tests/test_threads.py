@@ -4,6 +4,8 @@ the GIL is released while they compute."""
 import threading
 import time
 
+import pytest
+
 import attn
 
 
@@ -25,8 +27,9 @@ def run_threads(work, n=4):
     return results
 
 
-def test_four_threads_translate_as_serial(text_model, sentences):
-    t = attn.Translator(text_model)
+@pytest.mark.parametrize("precision", ["fp32", "int8", "bf16"])
+def test_four_threads_translate_as_serial(text_model, sentences, precision):
+    t = attn.Translator(text_model, precision=precision)
     chunks = [sentences[i::4] for i in range(4)]
 
     def work(i):
