@@ -60,3 +60,21 @@ def test_ctrl_c_stops_gracefully(work):
     last = logged(model_dir, "train")[-1]["step"]
     assert 2 <= last < 500
     assert os.listdir(os.path.join(model_dir, "checkpoints"))
+
+
+def test_sigint_stops_gracefully(work):
+    """A real SIGINT to this process (Ctrl-C) while training: the same graceful stop."""
+    import signal
+    import threading
+
+    fired = []
+
+    def on_event(event):
+        if event["event"] == "train" and not fired:
+            fired.append(event["step"])
+            threading.Timer(0.05, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+
+    model_dir = attn.train(tiny(work, "sigint"), callback=on_event, train__max_steps=2000)
+    last = logged(model_dir, "train")[-1]["step"]
+    assert fired and last < 2000
+    assert os.listdir(os.path.join(model_dir, "checkpoints"))
