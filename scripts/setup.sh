@@ -13,6 +13,7 @@ packages=(g++ cmake make pkg-config libopenblas-dev libdnnl-dev libsentencepiece
           libgtest-dev zlib1g-dev nlohmann-json3-dev libyaml-dev libcli11-dev
           libcpp-httplib-dev  # attn serve's HTTP server
           libopenmpi-dev openmpi-bin  # attn train under mpirun (docs/distributed.md)
+          pybind11-dev python3-dev python3-numpy python3-pytest  # the Python module (python/) and its tests
           chromium fonts-dejavu-core python3)  # chromium: the attend and serve pages' browser tests
 bench=0; sanitize=0; fuzz=0
 for a in "$@"; do

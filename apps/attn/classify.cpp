@@ -27,29 +27,34 @@ std::vector<int64_t> top_classes(const float* row, int64_t classes, int64_t k) {
   return order;
 }
 
-namespace {
-
-// Prints a line per text; a blank text (no sentence, data/text_file.h) gets an empty line.
-void write_batch(const ClassifierModel& m, const std::vector<std::string>& texts, int64_t k) {
+std::vector<std::vector<std::pair<int64_t, float>>> classify_texts(const ClassifierModel& m,
+                                                                   const std::vector<std::string>& texts, int64_t k) {
   std::vector<std::string> sentences;
   for (const std::string& t : texts)
     if (!data::is_blank(t)) sentences.push_back(t);
   Tensor p = sentences.empty() ? Tensor() : classifier_probabilities(m.model, encode_texts(m, sentences));
   const int64_t C = static_cast<int64_t>(m.labels.size());
   const float* prob = sentences.empty() ? nullptr : p.data<float>();
+  std::vector<std::vector<std::pair<int64_t, float>>> out(texts.size());
   int64_t next = 0;
-  for (const std::string& text : texts) {
-    if (data::is_blank(text)) {
-      std::fputs("\n", stdout);
-      continue;
-    }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (data::is_blank(texts[i])) continue;
     const float* row = prob + next++ * C;
-    const std::vector<int64_t> order = top_classes(row, C, k);
+    for (int64_t c : top_classes(row, C, k)) out[i].emplace_back(c, row[c]);
+  }
+  return out;
+}
+
+namespace {
+
+// Prints a line per text; a blank text (no sentence, data/text_file.h) gets an empty line.
+void write_batch(const ClassifierModel& m, const std::vector<std::string>& texts, int64_t k) {
+  for (const auto& top : classify_texts(m, texts, k)) {
     std::string line;
-    for (int64_t j = 0; j < k; ++j) {
+    for (size_t j = 0; j < top.size(); ++j) {
       char num[32];
-      std::snprintf(num, sizeof num, "%.4f", row[order[j]]);
-      line += (j ? "\t" : "") + m.labels[order[j]] + "\t" + num;
+      std::snprintf(num, sizeof num, "%.4f", top[j].second);
+      line += (j ? "\t" : "") + m.labels[top[j].first] + "\t" + num;
     }
     std::fputs((line + "\n").c_str(), stdout);
   }

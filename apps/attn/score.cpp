@@ -3,6 +3,8 @@
 //   attn score --model M --ids --src source.ids --tgt target.ids [--batch 32] [--precision fp32|bf16|int8]
 //   attn score --model M --src source.txt --tgt target.txt        (text: the model's SentencePiece model)
 //   attn score --model A --model B [--weights 0.6,0.4] ...         (an ensemble: sum_m w_m score_m)
+#include "score.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -41,23 +43,23 @@ std::vector<std::vector<int32_t>> read_id_file(const std::string& path, int64_t 
   return lines;
 }
 
-// The lines of a text file as token ids, `eos` appended when >= 0 (the model's source is x + eos).
-std::vector<std::vector<int32_t>> read_text_file(const std::string& path, const data::Tokenizer& tokenizer,
-                                                 int32_t eos) {
+}  // namespace
+
+std::vector<std::vector<int32_t>> encode_score_lines(const std::vector<std::string>& texts, const std::string& name,
+                                                     const data::Tokenizer& tokenizer, int32_t eos) {
   std::vector<std::vector<int32_t>> lines;
-  for (const std::string& text : data::read_lines(path)) {
+  for (const std::string& text : texts) {
     // A blank source holds no sentence to condition on (a blank target is scored: eos alone).
-    check(eos < 0 || !data::is_blank(text), path, ":", lines.size() + 1, ": blank source line, nothing to condition on");
+    check(eos < 0 || !data::is_blank(text), name, ":", lines.size() + 1, ": blank source line, nothing to condition on");
     lines.push_back(tokenizer.encode(text));
     if (eos >= 0) lines.back().push_back(eos);
   }
   return lines;
 }
 
-// The scores, batched by length, printed in input order; one model alone, or the ensemble.
-void print_scores(const std::vector<Seq2Seq>& models, const std::vector<EnsembleMember>& members, bool alone,
-                  const std::vector<std::vector<int32_t>>& sources, const std::vector<std::vector<int32_t>>& targets,
-                  int batch) {
+std::vector<double> score_pairs(const Seq2Seq& model, const std::vector<EnsembleMember>& members, bool alone,
+                                const std::vector<std::vector<int32_t>>& sources,
+                                const std::vector<std::vector<int32_t>>& targets, int batch) {
   std::vector<size_t> lengths;
   for (size_t i = 0; i < sources.size(); ++i) lengths.push_back(sources[i].size() + targets[i].size());
   std::vector<double> totals(sources.size());
@@ -67,11 +69,13 @@ void print_scores(const std::vector<Seq2Seq>& models, const std::vector<Ensemble
       src.push_back(sources[i]);
       tgt.push_back(targets[i]);
     }
-    std::vector<double> out = alone ? score_translations(models.front(), src, tgt) : score_translations(members, src, tgt);
+    std::vector<double> out = alone ? score_translations(model, src, tgt) : score_translations(members, src, tgt);
     for (size_t j = 0; j < group.size(); ++j) totals[group[j]] = out[j];
   }
-  for (double t : totals) std::printf("%.6f\n", t);
+  return totals;
 }
+
+namespace {
 
 // Every --model, prepared for inference; in text mode also the first one's tokenizer (the
 // others' must be the same).
@@ -134,9 +138,9 @@ int run_score(int argc, char** argv) {
     config.src_vocab = std::min(config.src_vocab, m.common().src_vocab);
     config.max_len = std::min(config.max_len, m.common().max_len);
   }
-  auto sources = text_model ? read_text_file(src_path, text_model->tokenizer, config.eos_id)
+  auto sources = text_model ? encode_score_lines(data::read_lines(src_path), src_path, text_model->tokenizer, config.eos_id)
                             : read_id_file(src_path, config.src_vocab, config.max_len);
-  auto targets = text_model ? read_text_file(tgt_path, text_model->tokenizer, -1)
+  auto targets = text_model ? encode_score_lines(data::read_lines(tgt_path), tgt_path, text_model->tokenizer, -1)
                             : read_id_file(tgt_path, config.tgt_vocab, config.max_len - 1);  // bos goes first
   check(sources.size() == targets.size(), "line counts differ: --src ", src_path, " has ",
         sources.size(), " lines, --tgt ", tgt_path, " has ", targets.size());
@@ -146,7 +150,8 @@ int run_score(int argc, char** argv) {
     check(!all_pad, src_path, ":", i + 1, ": empty source line, or only padding ids ",
           config.pad_id, " (nothing to condition on)");
   }
-  print_scores(models, members, weights_flag.empty() && models.size() == 1, sources, targets, batch);
+  const bool alone = weights_flag.empty() && models.size() == 1;
+  for (double t : score_pairs(models.front(), members, alone, sources, targets, batch)) std::printf("%.6f\n", t);
   return 0;
 }
 

@@ -1,5 +1,7 @@
 // attn train --config FILE [--set key=value ...]: a config file and overrides, read through the
 // keys of the task's table (train_config.h), then the task's trainer.
+#include "train.h"
+
 #include <cstdio>
 
 #include "args.h"
@@ -42,16 +44,10 @@ struct TrainFlags {
 
 // Runs the trainer on every rank. Under mpirun an error on one rank ends the whole job at once
 // (MPI_Abort), named by its rank, instead of leaving the others waiting in a collective.
-void train_on_every_rank(const Communicator& comm, TranslationRun& translation, ClassificationRun& classification,
-                         bool cls) {
+void train_on_every_rank(const Communicator& comm, TrainPlan& plan) {
   try {
-    if (cls) {
-      classification.o.comm = comm;
-      train_classifier(classification.o);
-    } else {
-      translation.o.comm = comm;
-      train_translation(translation.o);
-    }
+    plan.classification.o.comm = plan.translation.o.comm = comm;
+    run_training(plan);
   } catch (const std::exception& e) {
     if (!comm.distributed()) throw;
     std::fprintf(stderr, "attn train: rank %d of %d: error: %s; ending every rank\n", comm.rank, comm.size, e.what());
@@ -70,6 +66,35 @@ constexpr const char* kTrainHelp =
     "  mpirun -np 2 attn train --threads 1 --set train.accumulate=2 ...";
 
 }  // namespace
+
+TrainPlan plan_training(const std::string& config, std::vector<Override> sets, bool resume, bool speak) {
+  for (Override& o : sets)  // --set model=rnn: the model family (model.* are its settings)
+    if (o.key_value.rfind("model=", 0) == 0) o.key_value = "model.type=" + o.key_value.substr(6);
+  TrainPlan plan;
+  plan.task = requested_task(config, sets);
+  const bool cls = plan.task == "classification";
+  if (cls) plan.classification = load_classification_run(config, sets);
+  else plan.translation = load_translation_run(config, sets);
+  const std::string precision_setting = cls ? plan.classification.precision : plan.translation.precision;
+  set_threads(cls ? plan.classification.threads : plan.translation.threads);
+  const Precision precision = parse_training_precision(precision_setting);
+  if (!speak) {  // under mpirun, rank 0 alone speaks
+  } else if (precision_setting == "auto")
+    std::fprintf(stderr, "precision: %s (auto: this CPU %s bf16 natively)\n", precision_name(precision),
+                 precision == Precision::bf16 ? "multiplies" : "does not multiply");
+  else if (precision == Precision::bf16 && !onednn_has_bf16_matmul())
+    std::fprintf(stderr, "precision: bf16 on a CPU without bf16 products: the bf16-rounded operands are "
+                         "multiplied in f32 (bf16's numbers, f32's speed)\n");
+  plan.classification.o.precision = plan.translation.o.precision = precision;
+  plan.classification.o.resume = plan.translation.o.resume = resume;
+  plan.model_dir = cls ? plan.classification.o.model_dir : plan.translation.o.model_dir;
+  return plan;
+}
+
+void run_training(const TrainPlan& plan) {
+  if (plan.task == "classification") train_classifier(plan.classification.o);
+  else train_translation(plan.translation.o);
+}
 
 int run_train(int argc, char** argv) {
   CLI::App args{kTrainHelp, "attn train"};
@@ -93,36 +118,18 @@ int run_train(int argc, char** argv) {
   if (!f.model_dir.empty()) sets.push_back({"model_dir=" + f.model_dir, "--model-dir"});
   if (f.threads > 0) sets.push_back({"train.threads=" + std::to_string(f.threads), "--threads"});
   if (!f.precision.empty()) sets.push_back({"train.precision=" + f.precision, "--precision"});
-  for (Override& o : sets)  // --set model=rnn: the model family (model.* are its settings)
-    if (o.key_value.rfind("model=", 0) == 0) o.key_value = "model.type=" + o.key_value.substr(6);
   std::string task = requested_task(f.config, sets);
   if (f.help_config) {
     std::printf("task: %s\n%s", task.c_str(), describe_defaults(task).c_str());
     return 0;
   }
-  TranslationRun translation;
-  ClassificationRun classification;
-  if (task == "classification") classification = load_classification_run(f.config, sets);
-  else translation = load_translation_run(f.config, sets);
-  const bool cls = task == "classification";
   const Communicator comm = join_world();  // mpirun -np N: data-parallel (docs/distributed.md)
-  const std::string precision_setting = cls ? classification.precision : translation.precision;
-  set_threads(cls ? classification.threads : translation.threads);
-  const Precision precision = parse_training_precision(precision_setting);
-  if (!comm.leader()) {  // rank 0 alone speaks
-  } else if (precision_setting == "auto")
-    std::fprintf(stderr, "precision: %s (auto: this CPU %s bf16 natively)\n", precision_name(precision),
-                 precision == Precision::bf16 ? "multiplies" : "does not multiply");
-  else if (precision == Precision::bf16 && !onednn_has_bf16_matmul())
-    std::fprintf(stderr, "precision: bf16 on a CPU without bf16 products: the bf16-rounded operands are "
-                         "multiplied in f32 (bf16's numbers, f32's speed)\n");
+  TrainPlan plan = plan_training(f.config, sets, f.resume, comm.leader());
   install_stop_handlers();  // SIGINT, SIGTERM: a checkpoint after the step, exit 0 (a second: at once)
   if (comm.distributed() && comm.leader())
     std::fprintf(stderr, "data-parallel: %d ranks of %d threads; rank 0 writes the logs, checkpoints and model\n",
-                 comm.size, cls ? classification.threads : translation.threads);
-  classification.o.precision = translation.o.precision = precision;
-  classification.o.resume = translation.o.resume = f.resume;
-  train_on_every_rank(comm, translation, classification, cls);
+                 comm.size, plan.task == "classification" ? plan.classification.threads : plan.translation.threads);
+  train_on_every_rank(comm, plan);
   return 0;
 }
 

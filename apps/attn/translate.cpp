@@ -7,6 +7,9 @@
 //                  [--alignment hard|soft [--alignment-layer L] [--alignment-words]] [--output-format text|jsonl]
 // The flags are parsed here into plain option structs; the work is in translate_run.cpp and the
 // library's decode layer (include/attn/decode/). Every input line gives its output line.
+#include <unistd.h>
+
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,21 +20,12 @@
 #include "attn/kernels/precision.h"
 #include "attn/models/model_dir.h"
 #include "attn/runtime.h"
+#include "translate_flags.h"
 #include "translate_run.h"
 
 namespace attn::cli {
 namespace {
 
-// The command line of attn translate.
-struct TranslateFlags {
-  std::vector<std::string> models;
-  std::string weights, precision, on_long = "split", seed = "0";
-  bool ids = false;
-  int threads = 0, batch = 32, batch_tokens = 0;  // threads 0: all cores
-  SearchOptions search;
-  OutputOptions output;
-  std::string input, output_path, prefix, shortlist;
-};
 
 // --alignment [hard|soft], --alignment-layer, --alignment-words, --output-format text|jsonl.
 void add_output_flags(CLI::App& args, OutputOptions& out, std::string& format) {
@@ -145,8 +139,9 @@ void check_flags(const CLI::App& args, TranslateFlags& f, const std::string& for
   check(!(out.alignment_words && f.ids), "--alignment-words needs text (SentencePiece pieces), not --ids");
 }
 
-// Returns false when --help was asked for.
-bool parse_flags(int argc, char** argv, TranslateFlags& f) {
+}  // namespace
+
+bool parse_translate_flags(int argc, char** argv, TranslateFlags& f) {
   CLI::App args{"Translates standard input (or --input) to standard output (or --output), one sentence a line,\n"
                 "with greedy (--beam 1) or beam search, or by sampling. Text is tokenised with the model's\n"
                 "SentencePiece model (eos appended) and the output detokenised. With --ids, lines are\n"
@@ -170,40 +165,43 @@ bool parse_flags(int argc, char** argv, TranslateFlags& f) {
   return true;
 }
 
-}  // namespace
-
-int run_translate(int argc, char** argv) {
-  TranslateFlags f;
-  if (!parse_flags(argc, argv, f)) return 0;
-  if (f.threads > 0) set_threads(f.threads);
-  // Every model, with its tokenizer in text mode (the first one's is used; the others must equal it).
-  std::vector<Seq2Seq> models;
-  models.reserve(f.models.size());  // job.out points at the first
-  std::optional<TranslationModel> text_model;
+TranslateModels load_translate_models(const TranslateFlags& f) {
+  TranslateModels t;
+  t.models.reserve(f.models.size());  // jobs point at them
   for (const std::string& dir : f.models) {
     if (f.ids) {
-      models.push_back(load_seq2seq(dir));
+      t.models.push_back(load_seq2seq(dir));
     } else {
       TranslationModel tm = load_translation_model(dir);
-      models.push_back(tm.model);
-      if (text_model)
-        check(tm.tokenizer.serialized() == text_model->tokenizer.serialized(), "--model ", dir,
+      t.models.push_back(tm.model);
+      if (t.text)
+        check(tm.tokenizer.serialized() == t.text->tokenizer.serialized(), "--model ", dir,
               ": its tokenizer differs from the first model's (", f.models.front(), "): an ensemble reads and "
               "writes one vocabulary");
       else
-        text_model.emplace(std::move(tm));
+        t.text.emplace(std::move(tm));
     }
-    const int64_t positions = models.back().common().max_len;
+    prepare(t.models.back(), model_precision(f.precision, dir), Use::inference);  // weights converted once
+  }
+  if (!f.shortlist.empty()) {
+    const Seq2SeqCommon c = t.models.front().common();
+    t.shortlist.emplace(load_shortlist(f.shortlist, c.src_vocab, c.tgt_vocab));
+  }
+  return t;
+}
+
+TranslateJob make_translate_job(const TranslateFlags& f, const TranslateModels& t) {
+  for (size_t i = 0; i < t.models.size(); ++i) {
+    const int64_t positions = t.models[i].common().max_len;
     check(f.search.max_len <= positions, "--max-len ", f.search.max_len, " is more than the model's ", positions,
-          " positions (max_len in ", dir, "/config.json)");
-    prepare(models.back(), model_precision(f.precision, dir), Use::inference);  // weights converted once
+          " positions (max_len in ", f.models[i], "/config.json)");
   }
   TranslateJob job;
-  job.out = LineOutput{&models.front(), f.ids ? nullptr : &text_model->tokenizer, f.output};
-  const std::vector<double> weights = parse_weights(f.weights, models.size(), "--weights");
-  if (models.size() > 1 || !weights.empty()) {
+  job.out = LineOutput{&t.models.front(), t.text ? &t.text->tokenizer : nullptr, f.output};
+  const std::vector<double> weights = parse_weights(f.weights, t.models.size(), "--weights");
+  if (t.models.size() > 1 || !weights.empty()) {
     std::vector<const Seq2Seq*> pointers;
-    for (const Seq2Seq& m : models) pointers.push_back(&m);
+    for (const Seq2Seq& m : t.models) pointers.push_back(&m);
     job.ensemble = make_ensemble(pointers, weights);
   }
   job.search = f.search;
@@ -213,12 +211,17 @@ int run_translate(int argc, char** argv) {
   job.input = f.input;
   job.output = f.output_path;
   job.prefix_path = f.prefix;
-  std::optional<Shortlist> shortlist;
-  if (!f.shortlist.empty()) {
-    const Seq2SeqCommon c = models.front().common();
-    shortlist.emplace(load_shortlist(f.shortlist, c.src_vocab, c.tgt_vocab));
-    job.shortlist = &*shortlist;
-  }
+  job.shortlist = t.shortlist ? &*t.shortlist : nullptr;
+  return job;
+}
+
+int run_translate(int argc, char** argv) {
+  TranslateFlags f;
+  if (!parse_translate_flags(argc, argv, f)) return 0;
+  if (f.threads > 0) set_threads(f.threads);
+  const TranslateModels models = load_translate_models(f);
+  TranslateJob job = make_translate_job(f, models);
+  job.progress = isatty(fileno(stderr)) != 0;
   return translate_lines(job);
 }
 

@@ -17,36 +17,12 @@ std::string text_of(const LineOutput& out, const std::vector<int32_t>& ids) {
   return out.tokenizer ? out.tokenizer->decode(ids) : format_ids(ids);
 }
 
-// The tokens as strings: SentencePiece pieces, or the ids themselves in --ids mode.
-std::vector<std::string> tokens_of(const LineOutput& out, const std::vector<int32_t>& ids) {
-  std::vector<std::string> tokens;
-  for (int32_t id : ids) tokens.push_back(out.tokenizer ? out.tokenizer->piece(id) : std::to_string(id));
-  return tokens;
-}
-
-// The source tokens alignments index: the encoder's input without its final eos.
-std::vector<int32_t> aligned_source(const LineOutput& out, const std::vector<int32_t>& source) {
-  const int32_t eos = out.model->common().eos_id;
-  if (!source.empty() && source.back() == eos) return {source.begin(), source.end() - 1};
-  return source;
-}
-
-// The alignment of hypothesis `target` to `source` from the cross-attention of a teacher-forced
-// pass (decode/alignment.h): a Marian string, or the soft rows as JSON arrays when as_json.
+// The alignment of hypothesis `target` to `source` (alignment_matrix_of): a Marian string, or
+// the soft rows as JSON arrays when as_json.
 nlohmann::json alignment_of(const LineOutput& out, const std::vector<int32_t>& source,
                             const std::vector<int32_t>& target, bool as_json) {
-  const Seq2Seq& m = *out.model;
-  const OutputOptions& o = out.options;
-  std::vector<int32_t> tgt_in = {m.common().bos_id};
-  tgt_in.insert(tgt_in.end(), target.begin(), target.end());
-  const AttentionMaps maps = teacher_forced_attention(m, source, tgt_in);
-  const int layers = static_cast<int>(maps.cross.size());
-  const int layer = o.alignment_layer > 0 ? o.alignment_layer : default_alignment_layer(layers);
-  const std::vector<int32_t> src = aligned_source(out, source);
-  Matrix a = alignment_matrix(maps, layer, static_cast<int64_t>(src.size()), static_cast<int64_t>(target.size()));
-  if (o.alignment_words)
-    a = word_matrix(a, words_of_pieces(tokens_of(out, src)), words_of_pieces(tokens_of(out, target)));
-  if (o.alignment == "hard") return format_hard(hard_alignment(a));
+  const Matrix a = alignment_matrix_of(out, source, target);
+  if (out.options.alignment == "hard") return format_hard(hard_alignment(a));
   if (as_json) return a;
   return format_soft(a);
 }
@@ -92,6 +68,36 @@ nlohmann::json line_json(const LineOutput& out, int64_t number, const std::vecto
     for (const Hypothesis& h : hyps) j["n_best"].push_back(hypothesis_json(out, source, h));
   }
   return j;
+}
+
+// The tokens as strings: SentencePiece pieces, or the ids themselves in --ids mode.
+std::vector<std::string> tokens_of(const LineOutput& out, const std::vector<int32_t>& ids) {
+  std::vector<std::string> tokens;
+  for (int32_t id : ids) tokens.push_back(out.tokenizer ? out.tokenizer->piece(id) : std::to_string(id));
+  return tokens;
+}
+
+// The source tokens alignments index: the encoder's input without its final eos.
+std::vector<int32_t> aligned_source(const LineOutput& out, const std::vector<int32_t>& source) {
+  const int32_t eos = out.model->common().eos_id;
+  if (!source.empty() && source.back() == eos) return {source.begin(), source.end() - 1};
+  return source;
+}
+
+Matrix alignment_matrix_of(const LineOutput& out, const std::vector<int32_t>& source,
+                           const std::vector<int32_t>& target) {
+  const Seq2Seq& m = *out.model;
+  const OutputOptions& o = out.options;
+  std::vector<int32_t> tgt_in = {m.common().bos_id};
+  tgt_in.insert(tgt_in.end(), target.begin(), target.end());
+  const AttentionMaps maps = teacher_forced_attention(m, source, tgt_in);
+  const int layers = static_cast<int>(maps.cross.size());
+  const int layer = o.alignment_layer > 0 ? o.alignment_layer : default_alignment_layer(layers);
+  const std::vector<int32_t> src = aligned_source(out, source);
+  Matrix a = alignment_matrix(maps, layer, static_cast<int64_t>(src.size()), static_cast<int64_t>(target.size()));
+  if (o.alignment_words)
+    a = word_matrix(a, words_of_pieces(tokens_of(out, src)), words_of_pieces(tokens_of(out, target)));
+  return a;
 }
 
 std::string format_line(const LineOutput& out, int64_t number, const std::vector<int32_t>& source,

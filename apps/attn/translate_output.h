@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/data/tokenizer.h"
+#include "attn/decode/alignment.h"
 #include "attn/decode/search.h"
 #include "attn/models/seq2seq.h"
 
@@ -29,6 +30,15 @@ struct LineOutput {
   const data::Tokenizer* tokenizer = nullptr;
   OutputOptions options;
 };
+
+// The tokens as strings: SentencePiece pieces, or the ids themselves in --ids mode.
+std::vector<std::string> tokens_of(const LineOutput& out, const std::vector<int32_t>& ids);
+// The source tokens alignments index: the encoder's input without its final eos.
+std::vector<int32_t> aligned_source(const LineOutput& out, const std::vector<int32_t>& source);
+// The alignment of hypothesis `target` to `source` from the cross-attention of a teacher-forced
+// pass (decode/alignment.h): rows target tokens, columns source tokens (or words, per options).
+Matrix alignment_matrix_of(const LineOutput& out, const std::vector<int32_t>& source,
+                           const std::vector<int32_t>& target);
 
 // The hypotheses of a source translated in pieces (decode/long_lines.h): the k-th of each piece
 // joined in order (tokens concatenated, which SentencePiece detokenises with a space between), the

@@ -1,7 +1,5 @@
 #include "translate_run.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,13 +17,6 @@
 namespace attn::cli {
 namespace {
 
-constexpr size_t kBatchesPerWindow = 8;
-
-struct Line {
-  int64_t number;  // 1-based, for messages
-  std::vector<std::vector<int32_t>> pieces;  // the source, in pieces that fit the model; none: blank
-  std::vector<int32_t> prefix;               // --prefix: the target's first tokens (its first piece's)
-};
 
 // The encoder's ids a line's alignment is read against: its one piece. A line translated in
 // pieces has no alignment over the whole (each piece attended to its own source); it gets none,
@@ -72,36 +63,13 @@ void restrict_to_shortlist(const Shortlist& list, const Seq2SeqCommon& c, const 
 
 // Translates a window of lines and prints them in input order. Blank lines give empty output.
 void translate_window(const TranslateJob& job, const std::vector<Line>& window, Sink& sink) {
-  std::vector<std::pair<size_t, size_t>> where;  // (line, piece) of each source
-  std::vector<size_t> lengths;
+  const std::vector<std::vector<Hypothesis>> hyps = translate_sources(job, window);
   for (size_t i = 0; i < window.size(); ++i)
-    for (size_t j = 0; j < window[i].pieces.size(); ++j) {
-      where.emplace_back(i, j);
-      lengths.push_back(window[i].pieces[j].size());
-    }
-  std::vector<std::vector<std::vector<Hypothesis>>> parts(window.size());
-  for (size_t i = 0; i < window.size(); ++i) parts[i].resize(window[i].pieces.size());
-  const auto groups = job.batch_tokens > 0 ? token_sorted_batches(lengths, job.batch_tokens)
-                                           : length_sorted_batches(lengths, job.batch);
-  for (const auto& group : groups) {
-    std::vector<std::vector<int32_t>> sources;
-    SentenceInputs inputs;
-    for (size_t k : group) {
-      const auto [line, piece] = where[k];
-      sources.push_back(window[line].pieces[piece]);
-      inputs.prefixes.push_back(piece == 0 ? window[line].prefix : std::vector<int32_t>{});
-      // The sampling stream of (line, piece): the same whatever the batch.
-      inputs.keys.push_back((static_cast<uint64_t>(window[line].number - 1) << 20) | piece);
-    }
-    if (job.shortlist) restrict_to_shortlist(*job.shortlist, job.out.model->common(), sources, inputs);
-    std::vector<std::vector<Hypothesis>> out = search_batch(job, sources, inputs);
-    for (size_t j = 0; j < group.size(); ++j) parts[where[group[j]].first][where[group[j]].second] = std::move(out[j]);
-  }
-  for (size_t i = 0; i < window.size(); ++i)
-    sink.put(format_line(job.out, window[i].number, source_of(window[i], job.out.options),
-                         parts[i].empty() ? std::vector<Hypothesis>{} : join_pieces(parts[i])));
+    sink.put(format_line(job.out, window[i].number, source_of(window[i], job.out.options), hyps[i]));
   std::fflush(stdout);
 }
+
+}  // namespace
 
 // Input line `number` as the pieces to translate, with a warning when it had to be cut.
 Line read_line(std::string& text, int64_t number, const std::string& name, const Seq2SeqCommon& config,
@@ -128,6 +96,56 @@ Line read_line(std::string& text, int64_t number, const std::string& name, const
   return Line{number, std::move(f.pieces), {}};
 }
 
+std::vector<int32_t> prefix_ids(const std::string& text, const std::string& where, const Line& line,
+                                const Seq2SeqCommon& config, const data::Tokenizer* tokenizer) {
+  std::vector<int32_t> ids = tokenizer ? tokenizer->encode(text) : parse_ids(text, config.tgt_vocab, where);
+  for (int32_t id : ids)
+    check(id != config.eos_id, where, ": the prefix holds eos (", config.eos_id, "); a prefix is the output's start");
+  check(static_cast<int64_t>(ids.size()) < config.max_len, where, ": a prefix of ", ids.size(),
+        " tokens leaves no room in the model's ", config.max_len, " positions");
+  check(ids.empty() || !line.pieces.empty(), where, ": a prefix for the blank input line ", line.number);
+  return ids;
+}
+
+bool window_full(const TranslateJob& job, size_t lines, size_t tokens) {
+  constexpr size_t kBatchesPerWindow = 8;
+  return job.batch_tokens > 0 ? tokens >= job.batch_tokens * kBatchesPerWindow : lines >= job.batch * kBatchesPerWindow;
+}
+
+std::vector<std::vector<Hypothesis>> translate_sources(const TranslateJob& job, const std::vector<Line>& window) {
+  std::vector<std::pair<size_t, size_t>> where;  // (line, piece) of each source
+  std::vector<size_t> lengths;
+  for (size_t i = 0; i < window.size(); ++i)
+    for (size_t j = 0; j < window[i].pieces.size(); ++j) {
+      where.emplace_back(i, j);
+      lengths.push_back(window[i].pieces[j].size());
+    }
+  std::vector<std::vector<std::vector<Hypothesis>>> parts(window.size());
+  for (size_t i = 0; i < window.size(); ++i) parts[i].resize(window[i].pieces.size());
+  const auto groups = job.batch_tokens > 0 ? token_sorted_batches(lengths, job.batch_tokens)
+                                           : length_sorted_batches(lengths, job.batch);
+  for (const auto& group : groups) {
+    std::vector<std::vector<int32_t>> sources;
+    SentenceInputs inputs;
+    for (size_t k : group) {
+      const auto [line, piece] = where[k];
+      sources.push_back(window[line].pieces[piece]);
+      inputs.prefixes.push_back(piece == 0 ? window[line].prefix : std::vector<int32_t>{});
+      // The sampling stream of (line, piece): the same whatever the batch.
+      inputs.keys.push_back((static_cast<uint64_t>(window[line].number - 1) << 20) | piece);
+    }
+    if (job.shortlist) restrict_to_shortlist(*job.shortlist, job.out.model->common(), sources, inputs);
+    std::vector<std::vector<Hypothesis>> out = search_batch(job, sources, inputs);
+    for (size_t j = 0; j < group.size(); ++j) parts[where[group[j]].first][where[group[j]].second] = std::move(out[j]);
+  }
+  std::vector<std::vector<Hypothesis>> out(window.size());
+  for (size_t i = 0; i < window.size(); ++i)
+    if (!parts[i].empty()) out[i] = join_pieces(parts[i]);
+  return out;
+}
+
+namespace {
+
 // The --prefix file, read a line per input line.
 struct PrefixReader {
   std::string path;
@@ -142,13 +160,7 @@ struct PrefixReader {
     ++lines;
     const std::string where = path + ":" + std::to_string(lines);
     data::clean_stream_line(text, lines, path);
-    std::vector<int32_t> ids = tokenizer ? tokenizer->encode(text) : parse_ids(text, config.tgt_vocab, where);
-    for (int32_t id : ids)
-      check(id != config.eos_id, where, ": the prefix holds eos (", config.eos_id, "); a prefix is the output's start");
-    check(static_cast<int64_t>(ids.size()) < config.max_len, where, ": a prefix of ", ids.size(),
-          " tokens leaves no room in the model's ", config.max_len, " positions");
-    check(ids.empty() || !line.pieces.empty(), where, ": a prefix for the blank input line ", line.number);
-    return ids;
+    return prefix_ids(text, where, line, config, tokenizer);
   }
   // After the last input line: the file must hold no more lines.
   void finish() {
@@ -202,15 +214,12 @@ int translate_lines(const TranslateJob& job) {
     check(prefixes->in.good(), "--prefix: cannot open '", job.prefix_path, "'");
   }
   Progress progress;
-  progress.on = isatty(fileno(stderr)) != 0;
+  progress.on = job.progress;
   if (progress.on && file) progress.total = count_lines(job.input);
   Sink sink{job.output, {}};
   std::vector<Line> window;
   size_t window_tokens = 0;
-  auto full = [&] {
-    return job.batch_tokens > 0 ? window_tokens >= job.batch_tokens * kBatchesPerWindow
-                                : window.size() >= job.batch * kBatchesPerWindow;
-  };
+  auto full = [&] { return window_full(job, window.size(), window_tokens); };
   std::string text;
   int64_t number = 1;
   for (; std::getline(in, text); ++number) {

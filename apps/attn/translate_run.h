@@ -11,6 +11,7 @@
 #include "attn/decode/ensemble.h"
 #include "attn/decode/long_lines.h"
 #include "attn/decode/search.h"
+#include "attn/models/seq2seq.h"
 #include "attn/decode/shortlist.h"
 #include "translate_output.h"
 
@@ -25,8 +26,33 @@ struct TranslateJob {
   OnLong on_long = OnLong::split;
   std::string input, output;  // empty: standard input / output
   std::string prefix_path;    // --prefix: a target prefix per input line (empty: none)
+  bool progress = false;      // lines done, rate and ETA on stderr (the binary: when it is a terminal)
   const Shortlist* shortlist = nullptr;  // --shortlist: each batch's output layer restricted to its union
 };
+
+// An input line as it is translated.
+struct Line {
+  int64_t number;  // 1-based, for messages
+  std::vector<std::vector<int32_t>> pieces;  // the source, in pieces that fit the model; none: blank
+  std::vector<int32_t> prefix;               // --prefix: the target's first tokens (its first piece's)
+};
+
+// Input line `number` of `name` as the pieces to translate (ids when tokenizer is null), with a
+// warning on stderr when it had to be cut (on_long).
+Line read_line(std::string& text, int64_t number, const std::string& name, const Seq2SeqCommon& config,
+               OnLong on_long, const data::Tokenizer* tokenizer);
+
+// The target prefix `text` (through the tokenizer, or ids) of `line`, checked; `where` names it.
+std::vector<int32_t> prefix_ids(const std::string& text, const std::string& where, const Line& line,
+                                const Seq2SeqCommon& config, const data::Tokenizer* tokenizer);
+
+// The hypotheses of each line (none for a blank one), its pieces' joined: batched by sentences
+// or tokens as the job says, each line's sampling stream keyed by its number.
+std::vector<std::vector<Hypothesis>> translate_sources(const TranslateJob& job, const std::vector<Line>& window);
+
+// Whether a window of `lines` lines holding `tokens` source tokens is full: lines are read in
+// windows of 8 batches, each window sorted by length into batches (results depend on the windows).
+bool window_full(const TranslateJob& job, size_t lines, size_t tokens);
 
 // Translates every input line; returns the process's exit code.
 int translate_lines(const TranslateJob& job);

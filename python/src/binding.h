@@ -1,0 +1,36 @@
+// What the files of the Python module share: each class's registration, and the mapping of
+// attn's errors onto Python's exceptions (docs/python.md, "Errors"):
+//   a bad argument (what the command line would refuse as a flag) -> ValueError,
+//   a file or directory that does not exist                        -> FileNotFoundError,
+//   any other attn::Error                                          -> attn.Error,
+// each with the message the binary prints.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+
+namespace attn::python {
+
+namespace py = pybind11;
+
+void bind_translator(py::module_& m);
+void bind_classifier(py::module_& m);
+void bind_weights(py::module_& m);
+void bind_training(py::module_& m);
+
+// Runs f; an attn::Error it throws becomes a ValueError with the same message.
+void as_value_error(const std::function<void()>& f);
+// Runs f; an attn::Error it throws becomes a FileNotFoundError when one of `paths` does not exist
+// (the binary's message kept), else it goes on as attn.Error.
+void with_paths(const std::vector<std::string>& paths, const std::function<void()>& f);
+
+// argv for the command line's parsers: {"attn <command>", args...} as char*.
+struct Argv {
+  std::vector<std::string> args;
+  std::vector<char*> pointers();
+};
+
+}  // namespace attn::python

@@ -1,0 +1,86 @@
+// attn.Classifier: attn classify from Python, through the binary's own functions (the model
+// loaded at the binary's precision, apps/attn/classify.h's labels).
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "args.h"
+#include "attn/models/classifier_dir.h"
+#include "attn/runtime.h"
+#include "binding.h"
+#include "classify.h"
+
+namespace attn::python {
+namespace {
+
+struct Classifier {
+  std::string dir;
+  ClassifierModel model;
+};
+
+std::unique_ptr<Classifier> make_classifier(const std::string& model_dir, const py::object& precision,
+                                            const py::object& threads) {
+  auto c = std::make_unique<Classifier>();
+  c->dir = model_dir;
+  const std::string name = precision.is_none() ? "" : precision.cast<std::string>();
+  if (!threads.is_none()) {
+    const int n = threads.cast<int>();
+    as_value_error([&] { set_threads(n); });
+  }
+  with_paths({model_dir}, [&] {
+    py::gil_scoped_release release;
+    c->model = load_classifier(model_dir);
+  });
+  Precision p = Precision::fp32;
+  as_value_error([&] { p = cli::model_precision(name, model_dir); });
+  py::gil_scoped_release release;
+  prepare(c->model.model, p, Use::inference);  // weights converted once, as attn classify does
+  return c;
+}
+
+// top_k through attn classify's own --top-k (its range, its message).
+void check_top_k(int top_k) {
+  CLI::App app{"", "attn classify"};
+  int k = 1;
+  cli::add_int(app, "--top-k", k, 1, 1 << 20, "");
+  Argv argv{{"attn classify", "--top-k", std::to_string(top_k)}};
+  std::vector<char*> pointers = argv.pointers();
+  as_value_error([&] { cli::parse(app, static_cast<int>(argv.args.size()), pointers.data()); });
+}
+
+// Per text its top_k (label, probability), most probable first; [] for a blank text.
+std::vector<std::vector<std::pair<std::string, float>>> classify_batch(const Classifier& c,
+                                                                       const std::vector<std::string>& texts,
+                                                                       int top_k, int max_batch_size) {
+  check_top_k(top_k);
+  if (max_batch_size < 1) throw py::value_error("max_batch_size must be at least 1, got " + std::to_string(max_batch_size));
+  const int64_t k = std::min<int64_t>(top_k, static_cast<int64_t>(c.model.labels.size()));
+  std::vector<std::vector<std::pair<std::string, float>>> out;
+  py::gil_scoped_release release;
+  for (size_t begin = 0; begin < texts.size(); begin += static_cast<size_t>(max_batch_size)) {
+    const size_t end = std::min(texts.size(), begin + static_cast<size_t>(max_batch_size));
+    const std::vector<std::string> batch(texts.begin() + static_cast<std::ptrdiff_t>(begin),
+                                         texts.begin() + static_cast<std::ptrdiff_t>(end));
+    for (const auto& top : cli::classify_texts(c.model, batch, k)) {
+      out.emplace_back();
+      for (const auto& [label, p] : top) out.back().emplace_back(c.model.labels[static_cast<size_t>(label)], p);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_classifier(py::module_& m) {
+  py::class_<Classifier>(m, "Classifier")
+      .def(py::init(&make_classifier), py::arg("model_dir"), py::arg("precision") = py::none(),
+           py::arg("threads") = py::none())
+      .def_property_readonly("labels", [](const Classifier& c) { return c.model.labels; })
+      .def("classify_batch", &classify_batch, py::arg("texts"), py::arg("top_k") = 1, py::arg("max_batch_size") = 256);
+}
+
+}  // namespace attn::python
