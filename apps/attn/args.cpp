@@ -135,4 +135,27 @@ std::vector<double> parse_weights(const std::string& text, size_t models, const 
 
 CLI::Option* add_beam(CLI::App& app, int& k) { return add_int(app, "--beam", k, 1, 1024, "beam size K (1: greedy)"); }
 
+
+std::vector<Seq2Seq> load_inference_models(const std::vector<std::string>& dirs, bool ids,
+                                           const std::string& precision, std::optional<TranslationModel>& text) {
+  std::vector<Seq2Seq> models;
+  models.reserve(dirs.size());
+  for (const std::string& dir : dirs) {
+    if (ids) {
+      models.push_back(load_seq2seq(dir));
+    } else {
+      TranslationModel tm = load_translation_model(dir);
+      models.push_back(tm.model);
+      if (text)
+        check(tm.tokenizer.serialized() == text->tokenizer.serialized(), "--model ", dir,
+              ": its tokenizer differs from the first model's (", dirs.front(), "): an ensemble reads and "
+              "writes one vocabulary");
+      else
+        text.emplace(std::move(tm));
+    }
+    prepare(models.back(), model_precision(precision, dir), Use::inference);  // weights converted once
+  }
+  return models;
+}
+
 }  // namespace attn::cli

@@ -5,12 +5,15 @@
 // 4294967297 for an int flag is an error naming the flag, never a truncated or wrapped value.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "attn/decode/text.h"
 #include "attn/kernels/precision.h"
+#include "attn/models/seq2seq.h"
 
 namespace attn::cli {
 
@@ -42,6 +45,12 @@ CLI::Option* add_precision(CLI::App& app, std::string& name);
 // The precision --precision names, or when it is empty the one model_dir/config.json records
 // (attn convert's files), fp32 for a model that records none.
 Precision model_precision(const std::string& flag, const std::string& model_dir);
+
+// Every --model of `dirs`, loaded and prepared for inference in its precision (model_precision);
+// in text mode (`ids` false) `text` gets the first one's tokenizer, and the others' must equal it:
+// an ensemble reads and writes one vocabulary. translate and score (and the Python module) load so.
+std::vector<Seq2Seq> load_inference_models(const std::vector<std::string>& dirs, bool ids,
+                                           const std::string& precision, std::optional<TranslationModel>& text);
 // --batch N: sentences or texts computed together, 1 .. 65536.
 CLI::Option* add_batch(CLI::App& app, int& n, const std::string& help);
 // --beam K: the beam size, 1 (greedy) .. 1024.

@@ -75,32 +75,6 @@ std::vector<double> score_pairs(const Seq2Seq& model, const std::vector<Ensemble
   return totals;
 }
 
-namespace {
-
-// Every --model, prepared for inference; in text mode also the first one's tokenizer (the
-// others' must be the same).
-std::vector<Seq2Seq> load_models(const std::vector<std::string>& dirs, bool ids, const std::string& precision,
-                                 std::optional<TranslationModel>& text_model) {
-  std::vector<Seq2Seq> models;
-  for (const std::string& dir : dirs) {
-    if (ids) {
-      models.push_back(load_seq2seq(dir));
-    } else {
-      TranslationModel tm = load_translation_model(dir);
-      models.push_back(tm.model);
-      if (text_model)
-        check(tm.tokenizer.serialized() == text_model->tokenizer.serialized(), "--model ", dir,
-              ": its tokenizer differs from the first model's (", dirs.front(), "): an ensemble reads one vocabulary");
-      else
-        text_model.emplace(std::move(tm));
-    }
-    prepare(models.back(), model_precision(precision, dir), Use::inference);  // weights converted once
-  }
-  return models;
-}
-
-}  // namespace
-
 int run_score(int argc, char** argv) {
   CLI::App args{"Prints, a line per sentence pair, the total log-probability of the target given the\n"
                 "source: sum_t log p(y_t | y_<t, x) over the target ids followed by eos, bos as the\n"
@@ -128,7 +102,7 @@ int run_score(int argc, char** argv) {
   if (threads_given->count()) set_threads(threads);
 
   std::optional<TranslationModel> text_model;
-  std::vector<Seq2Seq> models = load_models(model_dirs, ids, precision_flag, text_model);
+  std::vector<Seq2Seq> models = load_inference_models(model_dirs, ids, precision_flag, text_model);
   std::vector<const Seq2Seq*> pointers;
   for (const Seq2Seq& m : models) pointers.push_back(&m);
   const std::vector<EnsembleMember> members =

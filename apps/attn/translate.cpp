@@ -167,22 +167,7 @@ bool parse_translate_flags(int argc, char** argv, TranslateFlags& f) {
 
 TranslateModels load_translate_models(const TranslateFlags& f) {
   TranslateModels t;
-  t.models.reserve(f.models.size());  // jobs point at them
-  for (const std::string& dir : f.models) {
-    if (f.ids) {
-      t.models.push_back(load_seq2seq(dir));
-    } else {
-      TranslationModel tm = load_translation_model(dir);
-      t.models.push_back(tm.model);
-      if (t.text)
-        check(tm.tokenizer.serialized() == t.text->tokenizer.serialized(), "--model ", dir,
-              ": its tokenizer differs from the first model's (", f.models.front(), "): an ensemble reads and "
-              "writes one vocabulary");
-      else
-        t.text.emplace(std::move(tm));
-    }
-    prepare(t.models.back(), model_precision(f.precision, dir), Use::inference);  // weights converted once
-  }
+  t.models = load_inference_models(f.models, f.ids, f.precision, t.text);  // jobs point at them
   if (!f.shortlist.empty()) {
     const Seq2SeqCommon c = t.models.front().common();
     t.shortlist.emplace(load_shortlist(f.shortlist, c.src_vocab, c.tgt_vocab));
