@@ -168,7 +168,7 @@ void ids(std::string_view bytes) {
 const std::vector<Target>& targets() {
   static const std::vector<Target> all = {
       {"safetensors", safetensors}, {"npz", npz}, {"npy", npy}, {"model_config", model_config}, {"yaml", yaml},
-      {"sentencepiece", sentencepiece}, {"tsv", tsv}, {"ids", ids}};
+      {"sentencepiece", sentencepiece}, {"tsv", tsv}, {"ids", ids}, {"http", http}};
   return all;
 }
 

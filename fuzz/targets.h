@@ -25,6 +25,7 @@ void yaml(std::string_view bytes);           // a train --config file
 void sentencepiece(std::string_view bytes);  // a tokenizer .model file
 void tsv(std::string_view bytes);            // classification data: label<TAB>text lines
 void ids(std::string_view bytes);            // --ids input: token ids, one sentence a line
+void http(std::string_view bytes);           // one connection's bytes to attn serve (fuzz/http.cpp)
 
 const std::vector<Target>& targets();
 

@@ -109,7 +109,10 @@ nlohmann::json translation_doc(const Seq2Seq& m, const data::Tokenizer* tok, con
   else tgt = search(m, {src}, f.search).front().front().tokens;
   std::vector<int32_t> tgt_in = {c.bos_id}, outputs = tgt;
   tgt_in.insert(tgt_in.end(), tgt.begin(), tgt.end());
-  outputs.push_back(c.eos_id);
+  // A searched translation that fills every position was cut there, eos never chosen: its last
+  // token was output at the last position, and no position is left to read it (nor an eos to show).
+  if (f.tgt.empty() && static_cast<int64_t>(tgt.size()) >= c.max_len) tgt_in.pop_back();
+  else outputs.push_back(c.eos_id);
   check(static_cast<int64_t>(std::max(src.size(), tgt_in.size())) <= c.max_len, "the sentence is longer than the model's max_len ", c.max_len);
   const AttentionMaps maps = teacher_forced_attention(m, src, tgt_in);
   const std::vector<std::string> s = token_strings(tok, src), t = token_strings(tok, tgt_in);

@@ -21,6 +21,9 @@ std::string text_of(const LineOutput& out, const std::vector<int32_t>& ids) {
 // the soft rows as JSON arrays when as_json.
 nlohmann::json alignment_of(const LineOutput& out, const std::vector<int32_t>& source,
                             const std::vector<int32_t>& target, bool as_json) {
+  // A line decoded in pieces (--on-long split) has no one source to align to: the alignment is
+  // empty, as in the text format.
+  if (source.empty()) return as_json && out.options.alignment != "hard" ? nlohmann::json::array() : nlohmann::json("");
   const Matrix a = alignment_matrix_of(out, source, target);
   if (out.options.alignment == "hard") return format_hard(hard_alignment(a));
   if (as_json) return a;
@@ -90,6 +93,9 @@ Matrix alignment_matrix_of(const LineOutput& out, const std::vector<int32_t>& so
   const OutputOptions& o = out.options;
   std::vector<int32_t> tgt_in = {m.common().bos_id};
   tgt_in.insert(tgt_in.end(), target.begin(), target.end());
+  // Row j reads position j (input bos + target[0..j), output target[j]); the last position, after
+  // the final token, is read by no row, and a translation cut at the model's positions has none.
+  if (static_cast<int64_t>(tgt_in.size()) > m.common().max_len) tgt_in.pop_back();
   const AttentionMaps maps = teacher_forced_attention(m, source, tgt_in);
   const int layers = static_cast<int>(maps.cross.size());
   const int layer = o.alignment_layer > 0 ? o.alignment_layer : default_alignment_layer(layers);

@@ -106,4 +106,13 @@ bool Listener::process_and_close_socket(socket_t sock) {
   return ok;
 }
 
+bool Listener::serve(httplib::Stream& stream) {
+  bool ok = true;
+  for (size_t n = 0; n < limits_.requests_per_connection && ok && stream.is_readable(); ++n) {
+    bool closed = false;
+    ok = process_request(stream, n + 1 == limits_.requests_per_connection, closed, nullptr) && !closed;
+  }
+  return ok;
+}
+
 }  // namespace attn::serve

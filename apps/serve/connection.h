@@ -29,6 +29,9 @@ class Listener : public httplib::Server {
   // Stops waiting for more requests on open connections (those computing are answered), then
   // stops accepting; listen() returns once every connection is done.
   void drain();
+  // Serves the requests one connection's bytes hold, from a stream already in hand (no socket, no
+  // deadline: the http fuzz target's bytes), as process_and_close_socket serves a socket's.
+  bool serve(httplib::Stream& stream);
 
  private:
   bool process_and_close_socket(socket_t sock) override;

@@ -32,6 +32,8 @@ class HttpServer {
   // Serves until drain(); returns once every connection is done.
   void listen();
   void drain();
+  // Serves one connection's requests from `stream` in this thread, without binding (fuzz/http.cpp).
+  bool serve(httplib::Stream& stream) { return listener_.serve(stream); }
 
  private:
   void add_routes();
