@@ -1,11 +1,12 @@
-// A training run stopped and resumed gives the same losses, bit for bit, as one that never
-// stopped; a checkpoint is never found half-written after kill -9 during a save.
+// A training run stopped and resumed gives the same losses, validations and weights' average, bit
+// for bit, as one that never stopped; a checkpoint is never found half-written after kill -9 during a save.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -28,23 +29,33 @@ namespace fs = std::filesystem;
 
 using namespace attn::testing;
 
-// Trains 10 steps straight, and 6 + 4 with a stop and --resume between, in `precision`; the
-// logged losses must agree bit for bit.
+// The weights' average (train.ema_decay) of a model directory's newest checkpoint.
+std::map<std::string, Tensor> newest_ema(const std::string& model_dir) {
+  return io::load_safetensors(list_checkpoints(model_dir).back() + "/ema.safetensors");
+}
+
+// Trains 10 steps straight, and 6 + 4 with a stop and --resume between, in `precision`, with the
+// weights' average on and a dev set validated every 4 steps (the average is what is validated):
+// the logged losses, the validations (dev loss, BLEU and chrF of greedy decoding) and the average
+// must agree bit for bit.
 void expect_resume_is_exact(Precision precision, const std::string& name) {
   std::string dir = temp_dir(name);
   write_corpus(dir, 400, 300);
-
-  TranslationTrainOptions straight = small_run(dir, dir + "/straight");
-  straight.precision = precision;
-  straight.max_steps = 10;
-  train_translation(straight);
-
-  TranslationTrainOptions first = small_run(dir, dir + "/stopped");
-  first.precision = precision;
-  first.max_steps = 6;
-  train_translation(first);
-  TranslationTrainOptions second = first;
-  second.max_steps = 10;
+  head(std::string(ATTN_SHARED_DIR) + "/data/mt-ende/dev.en", dir, "dev.en", 30);
+  head(std::string(ATTN_SHARED_DIR) + "/data/mt-ende/dev.de", dir, "dev.de", 30);
+  auto run = [&](const std::string& model_dir, int64_t steps) {
+    TranslationTrainOptions o = small_run(dir, model_dir);
+    o.precision = precision;
+    o.max_steps = steps;
+    o.ema_decay = 0.9;
+    o.valid_src = dir + "/dev.en";
+    o.valid_tgt = dir + "/dev.de";
+    o.validate_every = 4;
+    return o;
+  };
+  train_translation(run(dir + "/straight", 10));
+  train_translation(run(dir + "/stopped", 6));
+  TranslationTrainOptions second = run(dir + "/stopped", 10);
   second.resume = true;
   train_translation(second);
 
@@ -56,6 +67,24 @@ void expect_resume_is_exact(Precision precision, const std::string& name) {
     EXPECT_EQ(a[i], b[i]) << "step " << i + 1;  // bit for bit
   }
   EXPECT_NE(a[0], a[9]);  // it did train
+  std::map<int64_t, nlohmann::json> resumed_valid;
+  for (const auto& v : log_events(dir + "/stopped", "valid")) resumed_valid[v["step"].get<int64_t>()] = v;
+  int after_resume = 0;
+  for (const auto& v : log_events(dir + "/straight", "valid")) {
+    const int64_t step = v["step"].get<int64_t>();
+    if (!resumed_valid.count(step)) continue;
+    after_resume += step > 6;
+    for (const char* key : {"dev_nll", "dev_bleu", "dev_chrf"})
+      EXPECT_EQ(v[key].get<double>(), resumed_valid[step][key].get<double>()) << key << " at step " << step;
+  }
+  EXPECT_GE(after_resume, 2);  // steps 8 and 10 validated by both runs
+  const std::map<std::string, Tensor> ema_a = newest_ema(dir + "/straight"), ema_b = newest_ema(dir + "/stopped");
+  ASSERT_EQ(ema_a.size(), ema_b.size());
+  for (const auto& [key, t] : ema_a) {
+    const Tensor& u = ema_b.at(key);
+    ASSERT_EQ(t.nbytes(), u.nbytes()) << key;
+    EXPECT_EQ(std::memcmp(t.raw_data(), u.raw_data(), static_cast<size_t>(t.nbytes())), 0) << key;  // bit for bit
+  }
   fs::remove_all(dir);
 }
 
