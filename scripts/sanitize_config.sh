@@ -9,6 +9,16 @@ configure_sanitized() {
   cmake -S . -B "$dir" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DATTN_FUZZ=ON "${launcher[@]}" >/dev/null
 }
+# ThreadSanitizer's build (scripts/sanitize.sh --thread): no fuzzers, no ASan.
+configure_thread_sanitized() {
+  local dir="$1" launcher=()
+  command -v clang++ >/dev/null || { echo "needs clang++ (Debian package clang)" >&2; exit 2; }
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  cmake -S . -B "$dir" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DATTN_TSAN=ON "${launcher[@]}" >/dev/null
+}
+# halt_on_error: the first race fails the run. second_deadlock_stack: both stacks of a lock-order report.
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan.supp}"
 # detect_leaks: every allocation attn makes is owned (RAII), so a leak is a finding too.
 # allocator_may_return_null: a refused allocation returns null as malloc does, so attn's own "out of
 # memory" message (Storage::allocate) is what is tested, not ASan's abort.
