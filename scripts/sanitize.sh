@@ -8,7 +8,10 @@
 # --thread: ThreadSanitizer instead, in build-tsan/, over the programs with threads of attn's own:
 # the serve tests (batcher, HTTP server, load, drain; the attn binary they start is built with TSan
 # too) and the library's test of models searched from several std::threads at once. One OpenMP
-# thread (libgomp is not instrumented, so its barriers would look like races); TSan's reports are
+# thread, and accesses made inside libraries TSan does not instrument (clang's libomp, Debian's
+# cpp-httplib) ignored (ignore_noninstrumented_modules): their own synchronisation is invisible to
+# it, so their internals looked like races (scripts/tsan.supp says which). attn's code, and every
+# access it makes to memory those libraries share with it, is checked. Other reports are
 # suppressed only as scripts/tsan.supp lists, each with the reason it is not attn's race.
 #
 # Usage: scripts/sanitize.sh [ctest arguments, e.g. -R test_io]

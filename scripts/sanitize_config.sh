@@ -18,7 +18,7 @@ configure_thread_sanitized() {
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DATTN_TSAN=ON "${launcher[@]}" >/dev/null
 }
 # halt_on_error: the first race fails the run. second_deadlock_stack: both stacks of a lock-order report.
-export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan.supp}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1:suppressions=$PWD/scripts/tsan.supp}"
 # detect_leaks: every allocation attn makes is owned (RAII), so a leak is a finding too.
 # allocator_may_return_null: a refused allocation returns null as malloc does, so attn's own "out of
 # memory" message (Storage::allocate) is what is tested, not ASan's abort.

@@ -25,6 +25,9 @@ using namespace attn::serve::testing;
 TEST(ServeLoad, SixtyFourClientsEveryAnswerIsTheCliOne) {
   constexpr int kClients = 64, kRequests = 10000;
   constexpr double kSeconds = 25;
+  // Requests answered in kSeconds at the least; a sanitizer (scripts/sanitize.sh) slows the server 5
+  // to 15 times, and what it checks is every answer and the server's memory, not the rate.
+  constexpr int kMinAnswered = ATTN_SANITIZED ? 100 : 1000;
   ServerProcess server({"--model", "text=" + test_models().text, "--http-threads", std::to_string(kClients), "--threads", "2"});
   std::vector<std::string> pool;
   for (const std::string& s : shared_lines("mt-ende/dev.en", 400))
@@ -84,7 +87,7 @@ TEST(ServeLoad, SixtyFourClientsEveryAnswerIsTheCliOne) {
               rss_at_1000.load(), rss_at_10000.load(), answered >= kRequests ? "10,000" : "(not reached)", rss_end);
   EXPECT_EQ(failed, 0);
   EXPECT_EQ(wrong, 0) << first_wrong;
-  EXPECT_GE(answered, 1000);
+  EXPECT_GE(answered, kMinAnswered);
   auto metrics = server.client()->Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("attn_serve_requests_total{route=\"/v1/translate\",code=\"200\"} " +
