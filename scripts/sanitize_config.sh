@@ -23,4 +23,6 @@ export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:ign
 # allocator_may_return_null: a refused allocation returns null as malloc does, so attn's own "out of
 # memory" message (Storage::allocate) is what is tested, not ASan's abort.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:allocator_may_return_null=1}"
+# Leaks of libraries attn calls, each shown not to be attn's (the file says which and why).
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"

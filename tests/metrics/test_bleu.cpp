@@ -119,7 +119,7 @@ TEST(Bleu, TenThousandSentencesAreFast) {
   std::printf("%zu sentences: BLEU %.2f in %.3f s, chrF %.2f in %.3f s (CPU time of all threads %.3f s)\n",
               hyps.size(), bleu.score, bleu_s, chrf, chrf_s, cpu_s);
   // CPU time rather than wall time, so that a busy machine does not fail the test.
-  EXPECT_LT(cpu_s, 1.0);
+  EXPECT_LT(cpu_s, ATTN_SANITIZED ? 5.0 : 1.0);  // ASan and UBSan: 1.12 s here (2026-11-26)
 }
 
 }  // namespace
