@@ -14,7 +14,7 @@
 # access it makes to memory those libraries share with it, is checked. Other reports are
 # suppressed only as scripts/tsan.supp lists, each with the reason it is not attn's race.
 #
-# Usage: scripts/sanitize.sh [ctest arguments, e.g. -R test_io]
+# Usage: scripts/sanitize.sh [ctest arguments, e.g. -R test_io; the distributed tests run only without them]
 #        scripts/sanitize.sh --thread [gtest arguments, e.g. --gtest_filter=ServeApi.*]
 # Environment: ATTN_SANITIZE_DIR (default build-asan, build-tsan with --thread), ATTN_JOBS (default nproc).
 set -euo pipefail
@@ -42,12 +42,11 @@ built=$(date +%s)
 # Left out, each said on every run:
 echo "sanitize: not run: install.* (builds a consumer project without the sanitizer flags: packaging, which the Release suite checks)" >&2
 echo "sanitize: not run: the python module's tests (the sanitized build has no module: a module with ASan needs libasan preloaded into /usr/bin/python3, whose own allocations ASan would then check)" >&2
-if [ $# -gt 0 ]; then
-  ctest --test-dir "$dir" -j"$jobs" --output-on-failure -E '^install\.' "$@" || status=$?
-else
-  ctest --test-dir "$dir" -j"$jobs" --output-on-failure -E '^install\.|^DataParallel\.' || status=$?
-  # The distributed tests (mpirun, 2 ranks of the sanitized attn): OpenMPI's own leaks are
-  # suppressed (scripts/lsan.supp), matched through stacks the slow unwinder walks into OpenMPI.
+ctest --test-dir "$dir" -j"$jobs" --output-on-failure -E '^install\.|^DataParallel\.' "$@" || status=$?
+# The distributed tests (mpirun, 2 ranks of the sanitized attn) on a whole run: OpenMPI's own leaks
+# are suppressed by its libraries' names (scripts/lsan.supp), which only the slow unwinder's stacks
+# reach (too slow for the rest of the suite).
+if [ $# -eq 0 ]; then
   ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=0" \
     ctest --test-dir "$dir" -j"$jobs" --output-on-failure -R '^DataParallel\.' || status=$?
 fi
