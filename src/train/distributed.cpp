@@ -45,6 +45,12 @@ Communicator join_world() {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+    // Open MPI's non-blocking allreduce (libnbc) picks, for fewer than 4 ranks or an in-place sum,
+    // a binomial tree: a reduce to rank 0, then a broadcast, one direction of the link at a time,
+    // 2 S / B for S bytes over bandwidth B. The ring sends both ways at once, 2 (N-1)/N S / B
+    // (docs/distributed.md measures both). An algorithm given to mpirun (--mca
+    // coll_libnbc_iallreduce_algorithm) is in the environment already and stays.
+    setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", 0);
     // Funneled: only the main thread calls MPI (backward's OpenMP threads never do).
     int provided = 0;
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
