@@ -16,6 +16,13 @@ const std::string kPrecisionHelp =
     "fp32, bf16 (the products of linear layers and matmuls in bfloat16 with f32 accumulation; weights, gradients, "
     "Adam, norms and loss stay f32; validation runs in fp32), or auto: bf16 where the CPU multiplies bf16 natively "
     "(AVX512-BF16, AMX), else fp32";
+// Data-parallel training under mpirun (docs/distributed.md); one process ignores them.
+const std::string kBucketHelp =
+    "mpirun: gradients summed per allreduce, in KiB of fp32 (smaller buckets start sooner during backward; "
+    "each costs a network latency)";
+const std::string kOverlapHelp =
+    "mpirun: start each bucket's allreduce as soon as backward has finished its gradients (false: all after "
+    "backward; the sums are the same)";
 
 using T = TranslationRun;
 
@@ -85,6 +92,8 @@ std::vector<ConfigKey<T>> translation_train_keys() {
       {{"train.patience", "early stopping after this many validations without a better dev BLEU (0: never)", at_least(0)}, [](T& r) -> Field { return &r.o.patience; }},
       {{"train.valid_beam", "beam used to translate the dev set for BLEU (1: greedy)", between(1, 1024)}, [](T& r) -> Field { return &r.o.valid_beam; }},
       {{"train.valid_sentences", "dev sentences translated for BLEU (0: all)", at_least(0)}, [](T& r) -> Field { return &r.o.valid_sentences; }},
+      {{"train.allreduce_bucket_kb", kBucketHelp, between(1, 1 << 21)}, [](T& r) -> Field { return &r.o.allreduce.bucket_kb; }},
+      {{"train.allreduce_overlap", kOverlapHelp}, [](T& r) -> Field { return &r.o.allreduce.overlap; }},
   };
 }
 
@@ -141,6 +150,8 @@ std::vector<ConfigKey<C>> make_classification_keys() {
       {{"train.seed", "seed of the initialisation, data order and dropout", at_least(0)}, [](C& r) -> Field { return &r.o.seed; }},
       {{"train.threads", "threads", between(1, kMaxThreads)}, [](C& r) -> Field { return &r.threads; }},
       {{"train.precision", kPrecisionHelp}, [](C& r) -> Field { return &r.precision; }},
+      {{"train.allreduce_bucket_kb", kBucketHelp, between(1, 1 << 21)}, [](C& r) -> Field { return &r.o.allreduce.bucket_kb; }},
+      {{"train.allreduce_overlap", kOverlapHelp}, [](C& r) -> Field { return &r.o.allreduce.overlap; }},
   };
 }
 

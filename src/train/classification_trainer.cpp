@@ -31,6 +31,8 @@ struct Run {
   ClassifierModel cm;
   data::ClassificationSet train, dev;
   std::unique_ptr<Adam> adam;
+  std::unique_ptr<GradientReducer> reducer;  // sums the gradients over the ranks
+  double comm_seconds = 0;                   // of the latest step: waiting for the ranks' sums
   Rng rng{0};                 // dropout
   std::vector<int64_t> order;  // this epoch's permutation of the training rows
   int64_t epoch = 0, batch_in_epoch = 0;
@@ -111,6 +113,7 @@ void setup(Run& r) {
   r.train = data::encode_set(rows, r.cm.labels, r.cm.vocab, c.pad_size, cls, o.train);
   if (!o.dev.empty()) r.dev = data::encode_set(data::read_labelled(o.dev), r.cm.labels, r.cm.vocab, c.pad_size, cls, o.dev);
   r.adam = std::make_unique<Adam>(r.cm.model.parameters(), o.adam);
+  r.reducer = std::make_unique<GradientReducer>(o.comm, r.adam->params, o.allreduce);
   r.rng = Rng(o.seed * 7919 + 17);
   if (o.ema_decay > 0) r.ema = make_ema(r.cm.model.parameters(), o.ema_decay);
   const std::string checkpoint = resuming ? restore_newest_valid(o.model_dir, [&r](const std::string& path) {
@@ -156,6 +159,7 @@ CrossEntropyStats rank_share_gradient(Run& r, int64_t begin, int64_t end) {
     Context ctx{true, r.cm.model.config.dropout, &r.rng};
     Tape tape;
     TapeScope scope(tape);
+    r.reducer->watch(tape);
     Var loss = cross_entropy(classifier_logits(r.cm.model, ids, ctx), labels, r.o.label_smoothing, -100, &stats);
     if (comm.distributed())
       tape.backward(loss, Tensor::full({}, static_cast<float>(to - from) / static_cast<float>(len)));
@@ -163,12 +167,14 @@ CrossEntropyStats rank_share_gradient(Run& r, int64_t begin, int64_t end) {
       tape.backward(loss);
   }
   if (!comm.distributed()) return stats;
-  allreduce_gradients(comm, r.adam->params);
+  const auto t0 = Clock::now();
+  r.reducer->finish();
   double sums[3] = {stats.nll_sum, static_cast<double>(stats.count), static_cast<double>(stats.correct)};
   comm.allreduce_sum(sums, 3);
   stats.nll_sum = sums[0];
   stats.count = static_cast<int64_t>(sums[1]);
   stats.correct = static_cast<int64_t>(sums[2]);
+  r.comm_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return stats;
 }
 
@@ -278,6 +284,7 @@ ClassificationTrainResult train_classifier(const ClassificationTrainOptions& o) 
     s.loss_weight = 1;
     const auto t0 = Clock::now();
     s.loss_sum = train_step(r, &s.items, &s.correct, &s.skipped);
+    s.comm_seconds = r.comm_seconds;
     train_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     total_samples += s.items;
     return s;

@@ -16,6 +16,7 @@ StepSums& StepSums::operator+=(const StepSums& s) {
   loss_weight += s.loss_weight;
   items += s.items;
   correct += s.correct;
+  comm_seconds += s.comm_seconds;
   return *this;
 }
 
@@ -31,6 +32,13 @@ void log_progress(const LoopOptions& o, const LoopClock& clock, TrainingTask& ta
   auto [fields, words] = task.progress(window, std::max(window_seconds, 1e-9));
   nlohmann::json record = {{"event", "train"}, {"step", clock.step}, {"epoch", epoch + 1}};
   record.update(fields);
+  if (o.comm.distributed()) {  // the time waiting for the gradients' sums, of the steps' time
+    record["allreduce_wait_s"] = window.comm_seconds;
+    record["comm_fraction"] = window.comm_seconds / std::max(window_seconds, 1e-9);
+    char comm[48];
+    std::snprintf(comm, sizeof comm, "  comm %.0f%%", 100.0 * window.comm_seconds / std::max(window_seconds, 1e-9));
+    words += comm;
+  }
   record["elapsed"] = now;
   record["eta"] = eta;
   char head[64];

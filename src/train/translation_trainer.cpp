@@ -34,6 +34,7 @@ struct Run {
   data::Tokenizer tokenizer;
   Seq2Seq model;  // either family (config model: transformer or rnn)
   std::unique_ptr<Adam> adam;
+  std::unique_ptr<GradientReducer> reducer;  // sums the gradients over the ranks
   Ema ema;  // decay 0: none
   std::unique_ptr<data::Batcher> batcher;
   std::unique_ptr<DevSet> dev;
@@ -142,6 +143,7 @@ void setup(Run& r) {
   r.model = make_seq2seq(c, o.seed);
   prepare(r.model, o.precision, Use::training);
   r.adam = std::make_unique<Adam>(r.model.parameters());
+  r.reducer = std::make_unique<GradientReducer>(o.comm, r.adam->params, o.allreduce);
   auto corpus = data::read_parallel_corpus(o.train_src, o.train_tgt, r.tokenizer,
                                            data::CorpusOptions::training(o.max_len));
   if (o.comm.leader()) std::fprintf(stderr, "training data: %s\n", data::describe(corpus.stats, o.max_len).c_str());
@@ -181,6 +183,7 @@ struct StepResult {
   double loss_sum = 0;  // label-smoothed loss times target tokens, summed over the batches
   int64_t tgt_tokens = 0, src_tokens = 0;
   double grad_norm = 0;
+  double comm_seconds = 0;  // waiting for the gradients' sums
   bool skipped = false;  // the loss or gradient was not finite
 };
 
@@ -198,15 +201,18 @@ double budget_used(const Run& r) {
   return std::min(p, 1.0);
 }
 
-// The step's sums of all ranks: the gradients, the loss and the token counts.
-void sum_over_ranks(const Communicator& comm, StepResult& s, const std::vector<std::pair<std::string, Var>>& params) {
+// The step's sums of all ranks: the gradients (their buckets started during the last backward),
+// the loss and the token counts.
+void sum_over_ranks(const Communicator& comm, StepResult& s, GradientReducer& reducer) {
   if (!comm.distributed()) return;
-  allreduce_gradients(comm, params);
+  const auto t0 = Clock::now();
+  reducer.finish();
   double sums[3] = {s.loss_sum, static_cast<double>(s.tgt_tokens), static_cast<double>(s.src_tokens)};
   comm.allreduce_sum(sums, 3);
   s.loss_sum = sums[0];
   s.tgt_tokens = static_cast<int64_t>(sums[1]);
   s.src_tokens = static_cast<int64_t>(sums[2]);
+  s.comm_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
 // One optimizer step over `accumulate` batches (all ranks together).
@@ -223,6 +229,7 @@ StepResult train_step(Run& r) {
     if (a % o.comm.size != o.comm.rank) continue;
     Tape tape;
     TapeScope scope(tape);
+    if (a + o.comm.size >= o.accumulate) r.reducer->watch(tape);  // this rank's last batch of the step
     Var logits = seq2seq_logits(r.model, b.src, b.tgt_in, ctx, feeding);
     Var loss = cross_entropy(logits, b.tgt_out, o.label_smoothing, r.model.common().pad_id);
     // The gradient of the mean of the accumulated batches' losses.
@@ -231,7 +238,7 @@ StepResult train_step(Run& r) {
     s.tgt_tokens += b.tgt_tokens;
     s.src_tokens += b.src_tokens;
   }
-  sum_over_ranks(o.comm, s, r.adam->params);
+  sum_over_ranks(o.comm, s, *r.reducer);
   s.grad_norm = o.clip_norm > 0 ? clip_grad_norm(r.adam->params, o.clip_norm) : grad_norm(r.adam->params);
   if (!std::isfinite(s.loss_sum) || !std::isfinite(s.grad_norm)) {  // skipped: no update, the step not counted
     r.adam->zero_grad();
@@ -314,12 +321,12 @@ void train_translation(const TranslationTrainOptions& o) {
   if (!o.resume && fs::exists(o.model_dir + "/checkpoints") && !list_checkpoints(o.model_dir).empty())
     fail(o.model_dir, " already holds checkpoints: pass --resume to continue, or choose another model_dir");
   fs::create_directories(o.model_dir);
-  Run r{o, prepare_tokenizer(o), {}, {}, {}, {}, {}, Rng(0)};
+  Run r{o, prepare_tokenizer(o), {}, {}, {}, {}, {}, {}, Rng(0)};
   setup(r);
   TrainingTask task;
   task.step = [&r] {
     const StepResult s = train_step(r);
-    return StepSums{s.loss_sum, s.tgt_tokens, s.tgt_tokens, 0, s.skipped};
+    return StepSums{s.loss_sum, s.tgt_tokens, s.tgt_tokens, 0, s.skipped, s.comm_seconds};
   };
   task.epoch = [&r] { return r.batcher->state().epoch; };
   if (r.dev) task.validate = [&r](ProgressLog& log) { return validate(r, log); };

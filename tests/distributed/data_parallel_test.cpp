@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -105,6 +106,99 @@ TEST_F(DataParallel, TwoRanksEqualOneProcessWithAccumulationTwoTransformer) {
   EXPECT_LE(d, 1e-5 * scale);
   // Only rank 0 wrote: one progress line per logged step.
   EXPECT_EQ(testing::log_events(dir + "/two", "train").size(), static_cast<size_t>(steps / 10));
+}
+
+// Every weight equal, bit for bit, key bias included.
+bool bit_identical(const std::vector<std::pair<std::string, Var>>& a, const std::vector<std::pair<std::string, Var>>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Tensor x = a[i].second.value().contiguous(), y = b[i].second.value().contiguous();
+    if (a[i].first != b[i].first || x.numel() != y.numel() ||
+        std::memcmp(x.data<float>(), y.data<float>(), static_cast<size_t>(x.numel()) * sizeof(float)) != 0)
+      return false;
+  }
+  return true;
+}
+
+// Buckets of 4 KiB (about 30 for the tiny model's 28,104 weights), each started as soon as backward
+// finished its gradients, give the same weights as all buckets summed after backward: with two
+// ranks every element is the same sum a + b whenever it is taken. The log gives the share of the
+// step spent waiting for the sums.
+TEST_F(DataParallel, OverlappedBucketsEqualTheSumsAfterBackward) {
+  testing::write_corpus(dir, 400, 200);
+  const int steps = 20;
+  const std::string small = " --set train.allreduce_bucket_kb=4";
+  run(kMpirun + translation_args(dir + "/overlap", steps) + small);
+  run(kMpirun + translation_args(dir + "/after", steps) + small + " --set train.allreduce_overlap=false");
+  run(translation_args(dir + "/one", steps));
+  const Seq2Seq overlap = load_seq2seq(dir + "/overlap"), after = load_seq2seq(dir + "/after"), one = load_seq2seq(dir + "/one");
+  EXPECT_TRUE(bit_identical(overlap.parameters(), after.parameters()));
+  EXPECT_LE(max_abs_diff(one.parameters(), overlap.parameters()), 1e-5 * max_abs(one.parameters()));
+  for (const auto& j : testing::log_events(dir + "/overlap", "train")) {
+    ASSERT_TRUE(j.contains("comm_fraction")) << j.dump();
+    EXPECT_GE(j["comm_fraction"].get<double>(), 0.0);
+    EXPECT_LE(j["comm_fraction"].get<double>(), 1.0);
+  }
+}
+
+// The newest checkpoint's state.json.
+nlohmann::json newest_state(const std::string& model_dir) {
+  std::ifstream in(latest_checkpoint(model_dir) + "/state.json");
+  return nlohmann::json::parse(in);
+}
+
+// The share of weights (key bias aside) farther apart than `tolerance`.
+double share_apart(const std::vector<std::pair<std::string, Var>>& a, const std::vector<std::pair<std::string, Var>>& b,
+                   double tolerance) {
+  int64_t apart = 0, all = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Tensor x = a[i].second.value().contiguous(), y = b[i].second.value().contiguous();
+    for (int64_t j = 0; j < x.numel(); ++j) {
+      if (is_key_bias(a[i].first, j, x.numel())) continue;
+      all += 1;
+      apart += std::fabs(static_cast<double>(x.data<float>()[j]) - y.data<float>()[j]) > tolerance;
+    }
+  }
+  return static_cast<double>(apart) / static_cast<double>(std::max<int64_t>(all, 1));
+}
+
+// A run stopped after 20 steps and resumed with another number of processes to 40 trains on the
+// same global batches as a straight run of 40 steps in one process (accumulation 2): the data
+// position (epoch, batch in epoch, the order's fingerprint) and the target tokens seen are equal,
+// every step's loss agrees to fp32 rounding (another batch would move it by far more), and the
+// weights agree to fp32 rounding but for the odd weight whose gradient is itself rounding noise
+// (a unit ReLU has all but switched off): Adam divides that noise by its own size, as it does the
+// key bias's, and makes steps of about lr of it. 1 -> 2 and 2 -> 1.
+TEST_F(DataParallel, ResumesWithAnotherNumberOfRanks) {
+  testing::write_corpus(dir, 400, 200);
+  const std::string every_step = " --set train.log_every=1";
+  run(translation_args(dir + "/straight", 40) + every_step);
+  const std::vector<double> straight_losses = testing::logged_losses(dir + "/straight");
+  struct Leg { std::string name, first, second; };
+  for (const Leg& leg : {Leg{"1 -> 2 processes", "", kMpirun}, Leg{"2 -> 1 processes", kMpirun, ""}}) {
+    const std::string model_dir = dir + "/" + (leg.first.empty() ? "up" : "down");
+    run(leg.first + translation_args(model_dir, 20) + every_step);
+    const std::string out = run(leg.second + translation_args(model_dir, 40) + every_step + " --resume");
+    EXPECT_NE(out.find("step-00000020"), std::string::npos) << out;
+    const nlohmann::json a = newest_state(dir + "/straight"), b = newest_state(model_dir);
+    EXPECT_EQ(b["step"], 40) << leg.name;
+    EXPECT_EQ(a["batcher"], b["batcher"]) << leg.name << ": the data position differs";
+    EXPECT_EQ(a["tokens_seen"], b["tokens_seen"]) << leg.name << ": another global batch";
+    const std::vector<double> losses = testing::logged_losses(model_dir);
+    ASSERT_EQ(losses.size(), straight_losses.size()) << leg.name;
+    double loss_diff = 0;
+    for (size_t i = 0; i < losses.size(); ++i) loss_diff = std::max(loss_diff, std::fabs(losses[i] - straight_losses[i]));
+    const Seq2Seq straight = load_seq2seq(dir + "/straight"), resumed = load_seq2seq(model_dir);
+    const double scale = max_abs(straight.parameters()), d = max_abs_diff(straight.parameters(), resumed.parameters());
+    const double apart = share_apart(straight.parameters(), resumed.parameters(), 1e-5 * scale);
+    std::printf("%s: data position %s, %lld target tokens as the straight run; max |loss - loss(straight)| over 40 "
+                "steps %.3g; max |w - w(straight)| = %.3g, %.3g%% of the weights farther apart than 1e-5 max |w|\n",
+                leg.name.c_str(), b["batcher"].dump().c_str(), static_cast<long long>(b["tokens_seen"].get<int64_t>()),
+                loss_diff, d, 100 * apart);
+    EXPECT_LE(loss_diff, 1e-5) << leg.name;
+    EXPECT_LE(apart, 0.005) << leg.name;
+    EXPECT_LE(d, 1e-3 * scale) << leg.name;
+  }
 }
 
 // Class "a" texts draw from one alphabet, "b" from another.

@@ -11,8 +11,10 @@
 #pragma once
 
 #include <functional>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "attn/tensor/tensor.h"
@@ -65,8 +67,25 @@ class Tape {
   void clear() { records_.clear(); }
   size_t size() const { return records_.size(); }
 
+  // Gradients handed on as soon as they are final (data-parallel training starts summing them
+  // across processes while backward still runs). Called before the forward pass: every op then
+  // notes the first record that took one of `leaves` as an input; backward calls on_final(k)
+  // right after the oldest such record of leaves[k] (the last that can add to its gradient; a leaf
+  // no op took is final at the end), and poll() after every record.
+  void watch(std::vector<const Node*> leaves, std::function<void(size_t)> on_final, std::function<void()> poll);
+  // For needs_grad: the inputs of the op about to record.
+  void note_inputs(std::initializer_list<const Var*> inputs);
+
  private:
+  struct Watch {
+    std::unordered_map<const Node*, size_t> index;  // leaf -> k
+    std::vector<size_t> first_record;  // per leaf; SIZE_MAX: not an input yet
+    std::function<void(size_t)> on_final;
+    std::function<void()> poll;
+  };
+  void run_watched(Watch& w);
   std::vector<std::function<void()>> records_;
+  std::shared_ptr<Watch> watch_;  // null: nobody watches
 };
 
 // The tape ops record on in this thread; nullptr when none (then ops record nothing).

@@ -47,6 +47,7 @@ struct ClassificationTrainOptions {
   bool resume = false;
   // The ranks of a data-parallel run (train/distributed.h); one process by default.
   Communicator comm;
+  AllreduceOptions allreduce;
 };
 
 // Summary of a finished run (also written to config.json's "training").

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,10 +49,51 @@ bool started_by_mpi_launcher();
 // message when a launcher started a binary built without MPI with more than one process.
 Communicator join_world();
 
-// The parameters' gradients summed over all ranks, in one flat buffer per call of at most
-// `bucket_floats` floats (the buckets: bounded extra memory). A gradient not yet created on this
-// rank counts as zeros and is created when another rank's is not.
-void allreduce_gradients(const Communicator& comm, const std::vector<std::pair<std::string, Var>>& params,
-                         int64_t bucket_floats = int64_t{1} << 22);
+// How the gradients are summed (train.allreduce_bucket_kb, train.allreduce_overlap).
+struct AllreduceOptions {
+  int64_t bucket_kb = 1024;  // gradients per bucket (one non-blocking allreduce), in KiB of fp32
+  bool overlap = true;       // start each bucket while backward still runs; false: all after it
+};
+
+// Sums the parameters' gradients over all ranks, in buckets: consecutive parameters in the order
+// backward finishes them (rank 0's first step shows that order to every rank; until then, the
+// reverse of the parameter list), each bucket one flat buffer (kept from step to step) summed by
+// one non-blocking MPI_Iallreduce. With watch(), a bucket starts as soon as backward has made all
+// its gradients final, so that the sums travel while backward computes the rest (PyTorch DDP's
+// buckets); buckets start in the same order on every rank, as MPI requires of collectives. Each
+// element is the same sum as one MPI_Allreduce of all gradients after backward computes.
+// A gradient not yet created on a rank counts as zeros and is created when another rank's is not.
+class GradientReducer {
+ public:
+  GradientReducer(const Communicator& comm, std::vector<std::pair<std::string, Var>> params, AllreduceOptions o);
+  ~GradientReducer();
+  GradientReducer(const GradientReducer&) = delete;
+  GradientReducer& operator=(const GradientReducer&) = delete;
+
+  // Before the forward pass of this rank's last batch of the step: its backward (on this tape)
+  // starts each bucket as soon as its gradients are final. Does nothing without overlap or MPI.
+  void watch(Tape& tape);
+  // After backward: starts the buckets not started yet, waits for all, and writes the sums into
+  // the gradients. Returns the seconds it waited (the communication backward did not hide).
+  double finish();
+
+ private:
+  struct Bucket;
+  struct Requests;  // MPI's handles, in distributed.cpp
+  void lay_out(const std::vector<int32_t>& order);
+  void gradient_final(size_t param);
+  Communicator comm_;
+  std::vector<std::pair<std::string, Var>> params_;
+  std::vector<char> final_;         // per parameter: handed to its bucket this step
+  std::unique_ptr<Requests> requests_;
+  AllreduceOptions o_;
+  std::vector<int32_t> order_;      // the buckets' parameters, bucket after bucket
+  std::vector<size_t> position_;    // per parameter: its place in order_
+  std::vector<size_t> bucket_of_;   // per place in order_
+  std::vector<Bucket> buckets_;
+  size_t next_bucket_ = 0;          // the next to start: in order on every rank
+  std::vector<int32_t> seen_;       // the parameters in the order they were final this step
+  bool learned_ = false;            // the layout follows backward's order
+};
 
 }  // namespace attn

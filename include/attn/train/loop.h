@@ -64,6 +64,7 @@ struct StepSums {
   int64_t items = 0;        // target tokens, or samples
   int64_t correct = 0;      // samples predicted right (classification)
   bool skipped = false;     // the loss or gradient was not finite: no update, the step not counted
+  double comm_seconds = 0;  // waiting for the ranks' sums (data-parallel; the part backward did not hide)
   StepSums& operator+=(const StepSums& s);
 };
 

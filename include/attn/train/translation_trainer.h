@@ -60,6 +60,7 @@ struct TranslationTrainOptions {
   bool resume = false;
   // The ranks of a data-parallel run (train/distributed.h); one process by default.
   Communicator comm;
+  AllreduceOptions allreduce;
 };
 
 void train_translation(const TranslationTrainOptions& options);
