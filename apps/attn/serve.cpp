@@ -1,4 +1,4 @@
-// attn serve --model NAME=DIR[:fp32|bf16|int8] [--model ...] [--host 127.0.0.1] [--port 8080]
+// attn serve --model NAME=DIR[:fp32|bf16|int8] [--model ...] [--shortlist NAME=FILE] [--host 127.0.0.1] [--port 8080]
 //            [--max-batch-tokens 4096] [--max-wait-ms 5] [--no-batching] [--max-queue 1024]
 //            [--max-body-bytes 1048576] [--max-sentences 64] [--max-line-bytes 4096] [--timeout-ms 30000]
 //            [--threads N] [--http-threads 64] [--request-ms 10000]
@@ -30,7 +30,7 @@ void on_stop_signal(int sig) {
 }
 
 struct ServeFlags {
-  std::vector<std::string> models;
+  std::vector<std::string> models, shortlists;
   serve::ServiceOptions service;
   serve::HttpOptions http;
   int max_batch_tokens = 4096, max_queue = 1024, max_body = 1 << 20, max_sentences = 64, max_line = 4096;
@@ -47,6 +47,10 @@ bool parse_flags(int argc, char** argv, ServeFlags& f) {
   describe(args, "attn serve --model en-de=runs/ende --model en-de-int8=runs/ende:int8 --port 8080");
   add_repeated(args, "--model", f.models, "NAME=DIR[:fp32|bf16|int8], repeatable: a model and the name requests use "
                                           "(precision: the directory's own unless given)")->required();
+  add_repeated(args, "--shortlist", f.shortlists, "NAME=FILE, repeatable: model NAME decodes over the shortlist "
+               "FILE (attn shortlist), as attn translate --shortlist FILE does; a request may send "
+               "\"use_vmap\": false to decode over the whole vocabulary (e.g. --shortlist en-de=runs/ende/list.safetensors)")
+      ->type_name("NAME=FILE");
   add_text(args, "--host", f.http.host, "address to listen on");
   add_int(args, "--port", f.http.port, 0, 65535, "port to listen on (0: any free one, printed)");
   add_int(args, "--max-batch-tokens", f.max_batch_tokens, 1, 1 << 24, "source tokens decoded together at most");
@@ -93,6 +97,7 @@ int run_serve(int argc, char** argv) {
     std::fprintf(stderr, "attn serve: model '%s' (%s, %s) from %s\n", models.back()->name.c_str(),
                  models.back()->kind().c_str(), precision_name(models.back()->precision), models.back()->dir.c_str());
   }
+  for (const std::string& s : f.shortlists) serve::load_served_shortlist(s, models);
   serve::Service service(std::move(models), f.service);
   serve::HttpServer http(service, f.http);
   const int port = http.bind();
