@@ -1,5 +1,5 @@
 // attn serve --model NAME=DIR[:fp32|bf16|int8] [--model ...] [--shortlist NAME=FILE] [--host 127.0.0.1] [--port 8080]
-//            [--max-batch-tokens 4096] [--max-wait-ms 5] [--no-batching] [--max-queue 1024]
+//            [--max-batch-sentences 32] [--max-batch-tokens 4096] [--max-wait-ms 5] [--no-batching] [--max-queue 1024]
 //            [--max-body-bytes 1048576] [--max-sentences 64] [--max-line-bytes 4096] [--timeout-ms 30000]
 //            [--threads N] [--http-threads 64] [--request-ms 10000]
 // Serves models over HTTP (apps/serve/: routes in http.h, batching in batcher.h, docs/serve.md).
@@ -33,7 +33,7 @@ struct ServeFlags {
   std::vector<std::string> models, shortlists;
   serve::ServiceOptions service;
   serve::HttpOptions http;
-  int max_batch_tokens = 4096, max_queue = 1024, max_body = 1 << 20, max_sentences = 64, max_line = 4096;
+  int max_batch_sentences = 32, max_batch_tokens = 4096, max_queue = 1024, max_body = 1 << 20, max_sentences = 64, max_line = 4096;
   bool no_batching = false;
 };
 
@@ -53,9 +53,13 @@ bool parse_flags(int argc, char** argv, ServeFlags& f) {
       ->type_name("NAME=FILE");
   add_text(args, "--host", f.http.host, "address to listen on");
   add_int(args, "--port", f.http.port, 0, 65535, "port to listen on (0: any free one, printed)");
+  add_int(args, "--max-batch-sentences", f.max_batch_sentences, 1, 65536,
+          "sentences decoded together at most (as attn translate --batch; a larger request is sorted by "
+          "length into searches of this many)");
   add_int(args, "--max-batch-tokens", f.max_batch_tokens, 1, 1 << 24, "source tokens decoded together at most");
   add_int(args, "--max-wait-ms", f.service.batch.max_wait_ms, 0, 10000,
-          "longest a sentence waits for others to join its batch");
+          "longest a sentence waits for others to join its batch (counted from its arrival or from the end "
+          "of the previous batch, whichever is later)");
   args.add_flag("--no-batching", f.no_batching, "decode one request at a time (to compare)");
   add_int(args, "--max-queue", f.max_queue, 1, 1 << 24, "sentences queued per model; more: 503 with Retry-After");
   add_int(args, "--max-body-bytes", f.max_body, 1, 1 << 30, "largest request body (413 past it)");
@@ -69,6 +73,7 @@ bool parse_flags(int argc, char** argv, ServeFlags& f) {
   add_threads(args, f.service.threads, "all cores");
   if (!parse(args, argc, argv)) return false;
   f.service.batch.max_batch_tokens = static_cast<size_t>(f.max_batch_tokens);
+  f.service.batch.max_batch_sentences = static_cast<size_t>(f.max_batch_sentences);
   f.service.batch.max_queue = static_cast<size_t>(f.max_queue);
   f.service.batch.batching = !f.no_batching;
   f.service.limits = {static_cast<size_t>(f.max_body), static_cast<size_t>(f.max_sentences), static_cast<size_t>(f.max_line)};

@@ -23,22 +23,22 @@ nlohmann::json attention_of(const ServedModel& m, const TranslateWork& w, size_t
   return cli::translation_doc(*m.seq2seq, w.tokenized ? &*m.tokenizer : nullptr, r);
 }
 
-// Every job's sentences decoded together by attn translate's own translate_sources (its sentences
-// sorted by length, each line's target prefix, sampling key and shortlist as the CLI gives them),
+// Every job's sentences decoded together by attn translate's own translate_sources (sorted by
+// length into searches of `group`, each line's target prefix, sampling key and shortlist as the
+// CLI gives them),
 // then each sentence's JSON object as attn translate --output-format jsonl prints it.
-void translate_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch) {
+void translate_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch, size_t group) {
   const TranslateWork& first = std::get<TranslateWork>(batch.front()->work);
   const data::Tokenizer* tokenizer = first.tokenized ? &*m.tokenizer : nullptr;
   cli::TranslateJob run;
   run.out = {&*m.seq2seq, tokenizer, first.output};
   run.search = first.search;
   run.shortlist = first.shortlist ? &*m.shortlist : nullptr;
-  run.batch = 0;
+  run.batch = group;
   std::vector<cli::Line> lines;
   for (const auto& job : batch) {
     const TranslateWork& w = std::get<TranslateWork>(job->work);
     lines.insert(lines.end(), w.lines.begin(), w.lines.end());
-    run.batch += job->sentences;  // pieces: the whole batch is one search
   }
   const std::vector<std::vector<Hypothesis>> found = cli::translate_sources(run, lines);
   size_t next = 0;
@@ -123,11 +123,11 @@ void attention_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job
 
 }  // namespace
 
-void compute_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch) {
+void compute_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch, size_t group) {
   if (batch.empty()) return;
   NoGrad no_grad;
   const Work& first = batch.front()->work;
-  if (std::holds_alternative<TranslateWork>(first)) translate_batch(m, batch);
+  if (std::holds_alternative<TranslateWork>(first)) translate_batch(m, batch, group);
   else if (std::holds_alternative<ScoreWork>(first)) score_batch(m, batch);
   else if (std::holds_alternative<ClassifyWork>(first)) classify_batch(m, batch);
   else attention_batch(m, batch);

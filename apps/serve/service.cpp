@@ -41,7 +41,11 @@ Service::Service(std::vector<std::unique_ptr<ServedModel>> models, const Service
       }
     };
     batchers_[m->name] = std::make_unique<Batcher>(
-        options.batch, [model](const std::vector<std::shared_ptr<Job>>& b) { compute_batch(*model, b); }, setup,
+        options.batch,
+        [model, group = options.batch.max_batch_sentences](const std::vector<std::shared_ptr<Job>>& b) {
+          compute_batch(*model, b, group);
+        },
+        setup,
         on_batch);
   }
 }
