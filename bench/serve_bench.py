@@ -29,7 +29,7 @@ def launch(attn, spec, threads, extra=()):
     """`attn serve --model SPEC --port 0` (any free port); returns (process, port, its stderr file).
     tests/serve/page_browser_test.py starts its server with this too."""
     log = tempfile.NamedTemporaryFile(prefix="attn_serve_", suffix=".log", delete=False)
-    cmd = [attn, "serve", "--model", spec, "--port", "0", "--threads", str(threads), *extra]
+    cmd = [attn, "serve", "--model", spec, "--port", "0", *(["--threads", str(threads)] if threads else []), *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log)
     for _ in range(600):
         time.sleep(0.1)

@@ -1,12 +1,13 @@
 // attn serve --model NAME=DIR[:fp32|bf16|int8] [--model ...] [--shortlist NAME=FILE] [--host 127.0.0.1] [--port 8080]
 //            [--max-batch-sentences 32] [--max-batch-tokens 4096] [--max-wait-ms 5] [--no-batching] [--max-queue 1024]
 //            [--max-body-bytes 1048576] [--max-sentences 64] [--max-line-bytes 4096] [--timeout-ms 30000]
-//            [--threads N] [--http-threads 64] [--request-ms 10000]
+//            [--batchers N] [--threads 1] [--http-threads 64] [--request-ms 10000]
 // Serves models over HTTP (apps/serve/: routes in http.h, batching in batcher.h, docs/serve.md).
 // SIGTERM or SIGINT: stop accepting, answer every request already received, exit 0.
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -70,7 +71,14 @@ bool parse_flags(int argc, char** argv, ServeFlags& f) {
           "time to receive one whole request; a slower client's connection is closed (slow-loris)");
   add_int(args, "--http-threads", f.http.threads, 1, 4096,
           "connections served at once (more wait to be accepted); each thread used holds ~1 MiB");
-  add_threads(args, f.service.threads, "all cores");
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  f.service.batch.batchers = std::min(cores, 8);
+  f.service.threads = 1;
+  add_int(args, "--batchers", f.service.batch.batchers, 1, 64,
+          "threads computing batches of each model at once, one forming the next batch while the others "
+          "compute (default: the cores, at most 8; 1 with --no-batching)")->default_str("cores");
+  add_threads(args, f.service.threads, "1")->description(
+      "threads of each batcher's products (batchers x threads should not pass the cores)");
   if (!parse(args, argc, argv)) return false;
   f.service.batch.max_batch_tokens = static_cast<size_t>(f.max_batch_tokens);
   f.service.batch.max_batch_sentences = static_cast<size_t>(f.max_batch_sentences);

@@ -10,7 +10,8 @@ namespace attn::serve {
 Batcher::Batcher(BatchLimits limits, Run run, std::function<void()> setup,
                  std::function<void(const BatchStats&)> on_batch)
     : limits_(limits), run_(std::move(run)), setup_(std::move(setup)), on_batch_(std::move(on_batch)) {
-  thread_ = std::thread([this] { loop(); });
+  const int n = limits_.batching ? std::max(1, limits_.batchers) : 1;
+  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { loop(); });
 }
 
 Batcher::~Batcher() { stop(); }
@@ -38,16 +39,20 @@ void Batcher::stop() {
     stopping_ = true;
   }
   changed_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& t : threads_)
+    if (t.joinable()) t.join();
 }
 
 void Batcher::loop() {
   if (setup_) setup_();
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping, and everything queued is computed
+    changed_.wait(lock, [&] { return !forming_ && (stopping_ || !queue_.empty()); });
+    if (queue_.empty()) return;  // stopping, and everything queued is taken
+    forming_ = true;
     std::vector<std::shared_ptr<Job>> batch = take_batch(lock);
+    forming_ = false;
+    changed_.notify_all();  // the next thread may form the next batch
     if (batch.empty()) continue;
     lock.unlock();
     compute(batch);
@@ -70,7 +75,7 @@ std::vector<std::shared_ptr<Job>> Batcher::take_batch(std::unique_lock<std::mute
     const size_t target = expected_ > 0 ? std::min(expected_, limits_.max_batch_sentences) : limits_.max_batch_sentences;
     return tokens >= limits_.max_batch_tokens || sentences >= target;
   };
-  // Only this thread takes jobs out, so the front job stays while it waits.
+  // Only the forming thread takes jobs out, so the front job stays while it waits.
   if (limits_.batching)
     changed_.wait_until(lock, std::max(queue_.front()->queued, last_end_) + std::chrono::milliseconds(limits_.max_wait_ms),
                         [&] { return stopping_ || full(); });
