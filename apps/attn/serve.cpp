@@ -16,6 +16,7 @@
 
 #include "args.h"
 #include "attn/error.h"
+#include "attn/runtime.h"
 #include "http.h"
 #include "models.h"
 #include "service.h"
@@ -102,6 +103,7 @@ int run_serve(int argc, char** argv) {
   sigaction(SIGTERM, &on_stop, nullptr);
   sigaction(SIGINT, &on_stop, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a broken connection is an error on its socket, not a signal
+  steady_memory();
   std::vector<std::unique_ptr<serve::ServedModel>> models;
   for (const std::string& spec : f.models) {
     models.push_back(serve::load_served_model(serve::parse_model_spec(spec)));
