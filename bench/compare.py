@@ -26,7 +26,10 @@ Prints a table of ratios (attn / other; > 1 means attn is faster):
               corpus, fp32 and bf16 from the same seed for --bf16-steps (300) steps, dev loss of both
               (bench/bf16_loss.py; skipped with --no-bf16).
 For every run: peak RSS, and model FLOPs/s as a fraction of the fp32 GEMM peak measured in this
-run (bench_train --peak-only; the mean of a measurement before and after). Training, where a run
+run (bench_train --peak-only; the mean of a measurement before and after). Batch-1 decoding, whose
+limit is memory bandwidth rather than the GEMM peak, also gets the weight bytes it reads per second
+as a fraction of the machine's bandwidth (%bw: STREAM's triad from bench_bandwidth, measured before
+and after like the peak; bench/limits.py says what is counted). Training, where a run
 of attn and PyTorch takes 10-20 minutes and the machine's speed drifts by a quarter in that time,
 measures the peak inside every attn process as well, just before and after its timed steps
 (bench_train --peak): attn's fraction there is the median of its runs' fractions against their own
@@ -53,6 +56,7 @@ import sys
 import time
 
 import bf16_loss
+import limits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -292,9 +296,16 @@ def bench_translate(a, env, table, peak, notes):
             tokens = sum(len(r) for r in ref)
             row(table, name, runs["attn"], {k: v for k, v in runs.items() if k in ("torch", "ct2", "ct2_int8")},
                 flops / tokens, peak)
+            out_lens = [len(r) for r in ref]
+            if batch == 1:  # bandwidth-bound: the bytes of weights a token reads (bench/limits.py)
+                table[-1].update(bw_bytes_per_token=limits.bytes_per_token(c, out_lens, a.max_len, "fp32"),
+                                 bw_systems=[k for k in ("attn", "ct2") if k in table[-1]])
             if "attn_int8" in runs and "ct2_int8" in runs:  # int8 against int8
                 row(table, name.replace(" (tok/s)", " int8"), runs["attn_int8"], {"ct2_int8": runs["ct2_int8"]},
                     flops / tokens, peak)
+                if batch == 1:
+                    table[-1].update(bw_bytes_per_token=limits.bytes_per_token(c, out_lens, a.max_len, "int8"),
+                                     bw_systems=["attn", "ct2_int8"])
             for k in cmds:
                 if k == "attn":
                     continue
@@ -341,21 +352,25 @@ def bench_classifier(a, env, table, peak, notes):
     notes.append("classifier: peak RSS covers its train and inference runs together (one process)")
 
 
-def print_table(table, peak_before, peak_after, threads):
+def print_table(table, peak_before, peak_after, threads, bw):
     print("\nthreads %d; fp32 GEMM peak %.0f GFLOPS before, %.0f after (mean %.0f used)" %
           (threads, peak_before, peak_after, (peak_before + peak_after) / 2))
-    print("ratio = attn / other (> 1: attn faster); %pk = model FLOPs/s / GEMM peak; RSS in MB\n")
-    hdr = "| %-34s | %9s | %9s | %6s | %9s | %6s | %9s | %6s | %6s | %6s | %6s | %6s | %5s | %5s | %5s |"
+    if bw[0] > 0:
+        print("memory bandwidth (STREAM triad) %.1f GB/s before, %.1f after (mean %.1f used)" % (bw[0], bw[1], sum(bw) / 2))
+    print("ratio = attn / other (> 1: attn faster); %pk = model FLOPs/s / GEMM peak; %bw (batch 1) = weight "
+          "bytes read/s / bandwidth, c = CTranslate2 in the row's precision; RSS in MB\n")
+    hdr = "| %-34s | %9s | %9s | %6s | %9s | %6s | %9s | %6s | %6s | %6s | %6s | %6s | %5s | %5s | %5s | %5s | %5s |"
     print(hdr % ("task", "attn", "torch", "ratio", "ct2", "ratio", "ct2 int8", "ratio", "RSS a", "RSS t", "RSS c",
-                 "RSS c8", "%pk a", "%pk t", "%pk c"))
-    print("|" + "|".join("-" * (w + 2) for w in (34, 9, 9, 6, 9, 6, 9, 6, 6, 6, 6, 6, 5, 5, 5)) + "|")
+                 "RSS c8", "%pk a", "%pk t", "%pk c", "%bw a", "%bw c"))
+    print("|" + "|".join("-" * (w + 2) for w in (34, 9, 9, 6, 9, 6, 9, 6, 6, 6, 6, 6, 5, 5, 5, 5, 5)) + "|")
     f = lambda r, k, fmt: (fmt % r[k]) if k in r else "-"  # noqa: E731
     for r in table:
         print(hdr % (r["task"], f(r, "attn", "%.1f"), f(r, "torch", "%.1f"), f(r, "torch_ratio", "%.2f"),
                      f(r, "ct2", "%.1f"), f(r, "ct2_ratio", "%.2f"), f(r, "ct2_int8", "%.1f"),
                      f(r, "ct2_int8_ratio", "%.2f"), f(r, "attn_rss", "%.0f"), f(r, "torch_rss", "%.0f"),
                      f(r, "ct2_rss", "%.0f"), f(r, "ct2_int8_rss", "%.0f"), f(r, "attn_peak", "%.3f"),
-                     f(r, "torch_peak", "%.3f"), f(r, "ct2_peak", "%.3f")))
+                     f(r, "torch_peak", "%.3f"), f(r, "ct2_peak", "%.3f"), f(r, "attn_bw", "%.3f"),
+                     f(r, "ct2_bw", "%.3f") if "ct2_bw" in r else f(r, "ct2_int8_bw", "%.3f")))
 
 
 def print_builds(builds_table):
@@ -404,6 +419,7 @@ def main():
     table, notes = [], []
     env_peak = policy_env(env, a.policies["attn"][0])
     peak_before = measure_peak(a.build, a.threads, env_peak)
+    bw_before = limits.measure_bandwidth(a.build, a.threads, env_peak)
     peak = peak_before
     print("GEMM peak %.0f GFLOPS" % peak, file=sys.stderr)
     if "train" in only:
@@ -413,6 +429,9 @@ def main():
     if "classifier" in only:
         bench_classifier(a, env, table, peak, notes)
     peak_after = measure_peak(a.build, a.threads, env_peak)
+    bw = (bw_before, limits.measure_bandwidth(a.build, a.threads, env_peak))
+    for r in table:
+        limits.add_bandwidth_fractions(r, sum(bw) / 2)
     scale = peak / ((peak_before + peak_after) / 2)
     for r in table:
         if "in_run_peak" in r:
@@ -424,7 +443,7 @@ def main():
         for k in list(r):
             if k.endswith("_peak"):
                 r[k] *= scale
-    print_table(table, peak_before, peak_after, a.threads)
+    print_table(table, peak_before, peak_after, a.threads, bw)
     print_builds(a.builds_table)
     for n in notes:
         print("  " + n)

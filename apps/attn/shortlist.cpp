@@ -1,6 +1,6 @@
 // attn shortlist: a vocabulary shortlist from a parallel corpus (decode/shortlist.h), for
 // `attn translate --shortlist FILE`.
-//   attn shortlist --model M --corpus train.en train.de --output list.safetensors [--top-k 50] [--frequent 100]
+//   attn shortlist --model M --corpus train.en train.de --output list.safetensors [--top-k 200] [--frequent 500]
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -32,8 +32,9 @@ std::vector<std::vector<int32_t>> read_side(const std::string& path, const data:
 int run_shortlist(int argc, char** argv) {
   CLI::App args{"Makes a vocabulary shortlist from a parallel corpus: for each source piece the --top-k target\n"
                 "pieces of highest Dice coefficient 2 c(s,t) / (c(s) + c(t)) over the sentence pairs, plus the\n"
-                "--frequent most frequent target pieces. `attn translate --shortlist FILE` then computes the\n"
-                "output layer only over their union for each batch (docs/decoding.md).",
+                "--frequent most frequent target pieces. `attn translate --shortlist FILE` then gives each\n"
+                "sentence a softmax over its own list, and in small batches computes only those rows of the\n"
+                "output layer (docs/decoding.md).",
                 "attn shortlist"};
   describe(args, "attn shortlist --model runs/ende --corpus train.en train.de --output runs/ende/shortlist.safetensors");
   std::string model, output;

@@ -108,7 +108,7 @@ void add_main_flags(CLI::App& args, TranslateFlags& f) {
       ->check(CLI::IsMember({"split", "truncate", "error"}))->group(io);
   add_text(args, "--shortlist", f.shortlist, "FILE from attn shortlist: each sentence may output only "
            "the target pieces listed for its source pieces, plus the frequent ones (renormalised over "
-           "them); the output layer computes only the batch's union (e.g. --shortlist list.safetensors)")
+           "them); in small batches the output layer computes only the lists' rows (e.g. --shortlist list.safetensors)")
       ->type_name("FILE")->group(io);
 }
 

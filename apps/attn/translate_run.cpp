@@ -6,7 +6,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <set>
 
 #include "attn/data/text_file.h"
 #include "attn/decode/batch.h"
@@ -50,15 +49,11 @@ std::vector<std::vector<Hypothesis>> search_batch(const TranslateJob& job, const
 }
 
 // --shortlist: each sentence may output its own list (with eos and its prefix: a forced token must
-// be computable), renormalised over it; the output layer computes the batch's union.
+// be computable), its log-probs a softmax over it.
 void restrict_to_shortlist(const Shortlist& list, const Seq2SeqCommon& c, const std::vector<std::vector<int32_t>>& sources,
                            SentenceInputs& inputs) {
-  std::set<int32_t> all;
-  for (size_t i = 0; i < sources.size(); ++i) {
+  for (size_t i = 0; i < sources.size(); ++i)
     inputs.allowed.push_back(shortlist_vocabulary(list, {sources[i]}, {inputs.prefixes[i], {c.eos_id}}, c.tgt_vocab));
-    all.insert(inputs.allowed.back().begin(), inputs.allowed.back().end());
-  }
-  inputs.vocabulary.assign(all.begin(), all.end());
 }
 
 // Translates a window of lines and prints them in input order. Blank lines give empty output.

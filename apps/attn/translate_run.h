@@ -27,7 +27,7 @@ struct TranslateJob {
   std::string input, output;  // empty: standard input / output
   std::string prefix_path;    // --prefix: a target prefix per input line (empty: none)
   bool progress = false;      // lines done, rate and ETA on stderr (the binary: when it is a terminal)
-  const Shortlist* shortlist = nullptr;  // --shortlist: each batch's output layer restricted to its union
+  const Shortlist* shortlist = nullptr;  // --shortlist: each sentence's softmax over its own list
 };
 
 // An input line as it is translated.

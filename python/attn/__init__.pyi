@@ -28,6 +28,7 @@ class Translator:
         precision: Optional[str] = None,  # fp32, bf16, int8; None: the model's own
         threads: Optional[int] = None,
         ensemble_weights: Optional[str] = None,  # "0.6,0.4" for two model_dirs
+        shortlist: Optional[Union[str, PathLike]] = None,  # a file of attn shortlist, used by every translation
     ) -> None: ...
     def translate_batch(
         self,

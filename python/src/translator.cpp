@@ -256,7 +256,8 @@ std::vector<double> score_batch(const Translator& t, const py::list& sources, co
 }
 
 std::unique_ptr<Translator> make_translator(const py::object& model_dir, const py::object& precision,
-                                            const py::object& threads, const py::object& ensemble_weights) {
+                                            const py::object& threads, const py::object& ensemble_weights,
+                                            const py::object& shortlist) {
   auto t = std::make_unique<Translator>();
   if (py::isinstance<py::str>(model_dir) || !py::isinstance<py::sequence>(model_dir)) t->dirs = {py::str(model_dir)};
   else for (const py::handle& d : model_dir) t->dirs.push_back(py::str(d));
@@ -268,6 +269,8 @@ std::unique_ptr<Translator> make_translator(const py::object& model_dir, const p
   }
   std::vector<std::string> extra;
   if (!threads.is_none()) extra = {"--threads", py::str(threads)};
+  // Loaded once with the models (translate's --shortlist), then used by every translation.
+  if (!shortlist.is_none()) extra.insert(extra.end(), {"--shortlist", py::str(shortlist)});
   const cli::TranslateFlags f = parse_options(*t, py::kwargs(), extra, "Translator");
   with_paths(t->dirs, [&] {
     py::gil_scoped_release release;
@@ -291,7 +294,8 @@ void bind_translator(py::module_& m) {
       .def("__repr__", [](const Result& r) { return "TranslationResult(hypotheses=" + std::string(py::repr(r.hypotheses)) + ")"; });
   py::class_<Translator>(m, "Translator")
       .def(py::init(&make_translator), py::arg("model_dir"), py::arg("precision") = py::none(),
-           py::arg("threads") = py::none(), py::arg("ensemble_weights") = py::none())
+           py::arg("threads") = py::none(), py::arg("ensemble_weights") = py::none(),
+           py::arg("shortlist") = py::none())
       .def_property_readonly("model_dirs", [](const Translator& t) { return t.dirs; })
       .def("translate_batch", &translate_batch, py::arg("sources"), py::arg("target_prefix") = py::none(),
            py::arg("max_batch_size") = 32, py::arg("batch_type") = "examples", py::arg("return_scores") = false,

@@ -120,3 +120,16 @@ def test_translate_file_is_the_binarys(translator, text_model, sentences, work):
     (work / "in.en").write_text("\n".join(sentences) + "\n", encoding="utf-8")
     translator.translate_file(str(work / "in.en"), str(work / "out.de"), progress=False, max_decoding_length=MAX)
     assert (work / "out.de").read_text(encoding="utf-8").splitlines() == cli_lines(text_model, sentences, "--max-len", MAX)
+
+
+def test_shortlist_is_the_binarys(text_model, sentences, work):
+    shortlist = work / "shortlist.safetensors"
+    run_attn("shortlist", "--model", text_model, "--corpus", work / "train.en", work / "train.de",
+             "--output", shortlist, "--top-k", 5, "--frequent", 10)
+    listed = attn.Translator(text_model, shortlist=str(shortlist))
+    got = best(listed.translate_batch(sentences, beam_size=4, max_decoding_length=MAX))
+    assert got == cli_lines(text_model, sentences, "--max-len", MAX, "--shortlist", shortlist)
+    plain = best(attn.Translator(text_model).translate_batch(sentences, beam_size=4, max_decoding_length=MAX))
+    assert got != plain  # 5 pieces per source piece and 10 frequent ones bite on a 300-piece vocabulary
+    with pytest.raises(attn.Error, match="train.en"):
+        attn.Translator(text_model, shortlist=str(work / "train.en"))  # not a shortlist file

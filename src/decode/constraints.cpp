@@ -23,21 +23,6 @@ void penalise_repeats(float* logp, int64_t V, const std::vector<int32_t>& histor
   log_softmax_rows(penalised.data(), logp, 1, V);
 }
 
-// Every token outside `allowed` (sorted) banned, the row renormalised over the rest.
-void keep_only(float* logp, int64_t V, const std::vector<int32_t>& allowed) {
-  std::vector<float> kept;
-  kept.reserve(allowed.size());
-  for (int32_t t : allowed)
-    if (t >= 0 && t < V) kept.push_back(logp[t]);
-  check(!kept.empty(), "shortlist: a sentence with no token allowed");
-  std::vector<float> renormalised(kept.size());
-  log_softmax_rows(kept.data(), renormalised.data(), 1, static_cast<int64_t>(kept.size()));
-  std::fill(logp, logp + V, kBanned);
-  size_t j = 0;
-  for (int32_t t : allowed)
-    if (t >= 0 && t < V) logp[t] = renormalised[j++];
-}
-
 // A token that would complete an n-gram of n tokens the history already holds is banned.
 void ban_repeated_ngrams(float* logp, int64_t V, const std::vector<int32_t>& h, int n) {
   const size_t len = h.size(), context = static_cast<size_t>(n) - 1;  // the tokens before the new one
@@ -52,15 +37,13 @@ void ban_repeated_ngrams(float* logp, int64_t V, const std::vector<int32_t>& h, 
 
 }  // namespace
 
-void constrain_row(float* logp, int64_t V, const std::vector<int32_t>& history, int32_t forced, const Constraints& c,
-                   const std::vector<int32_t>* allowed) {
+void constrain_row(float* logp, int64_t V, const std::vector<int32_t>& history, int32_t forced, const Constraints& c) {
   if (forced >= 0) {
     check(forced < V, "target prefix: id ", forced, " is not in the target vocabulary of ", V);
     for (int64_t v = 0; v < V; ++v)
       if (v != forced) logp[v] = kBanned;
     return;
   }
-  if (allowed != nullptr) keep_only(logp, V, *allowed);
   if (c.repetition_penalty != 1.0 && !history.empty()) penalise_repeats(logp, V, history, c.repetition_penalty);
   float eos_logp = logp[c.eos_id];
   if (c.no_repeat_ngram > 0) ban_repeated_ngrams(logp, V, history, c.no_repeat_ngram);
@@ -71,11 +54,8 @@ void constrain_row(float* logp, int64_t V, const std::vector<int32_t>& history, 
 }
 
 void constrain_rows(Tensor& logp, const std::vector<const std::vector<int32_t>*>& histories,
-                    const std::vector<int32_t>& forced, const Constraints& c,
-                    const std::vector<const std::vector<int32_t>*>& allowed) {
+                    const std::vector<int32_t>& forced, const Constraints& c) {
   const int64_t rows = logp.size(0), V = logp.size(1);
-  check(allowed.empty() || static_cast<int64_t>(allowed.size()) == rows, "constrain_rows: ", allowed.size(),
-        " allowed lists for ", rows, " rows");
   check(static_cast<int64_t>(histories.size()) == rows && static_cast<int64_t>(forced.size()) == rows,
         "constrain_rows: ", rows, " rows, ", histories.size(), " histories, ", forced.size(), " forced tokens");
   float* p = logp.data<float>();
@@ -84,7 +64,7 @@ void constrain_rows(Tensor& logp, const std::vector<const std::vector<int32_t>*>
   for (int64_t r = 0; r < rows; ++r)
     errors.guard([&] {
       const size_t i = static_cast<size_t>(r);
-      constrain_row(p + r * V, V, *histories[i], forced[i], c, allowed.empty() ? nullptr : allowed[i]);
+      constrain_row(p + r * V, V, *histories[i], forced[i], c);
     });
   errors.rethrow();
 }

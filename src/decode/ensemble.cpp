@@ -37,7 +37,7 @@ std::vector<std::vector<Hypothesis>> search(const std::vector<EnsembleMember>& m
   std::vector<RowDecoder> decoders;
   std::vector<double> weights;
   for (const EnsembleMember& m : members) {
-    decoders.push_back(start_row_decoder(*m.model, sources, o.use_cache, in.vocabulary));
+    decoders.push_back(start_row_decoder(*m.model, sources, o.use_cache, in.allowed));
     weights.push_back(m.weight);
   }
   RowDecoder ensemble = ensemble_row_decoder(std::move(decoders), weights);

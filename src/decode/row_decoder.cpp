@@ -9,48 +9,107 @@
 #include "attn/decode/step_decoder.h"
 #include "attn/error.h"
 #include "attn/nn/multi_head_attention.h"
+#include "attn/ops/matmul.h"
+#include "attn/ops/softmax.h"
+#include "attn/parallel.h"
 
 namespace attn {
 
 namespace {
 
-// A copy of m (its weights shared) whose output layer holds only the rows `vocabulary`.
-std::shared_ptr<Transformer> restricted(const Transformer& m, const std::vector<int32_t>& vocabulary) {
-  auto sub = std::make_shared<Transformer>(m);
+// A sentence's own output layer: the rows of W_out (and b) of the tokens it may output.
+Linear listed_output(const Transformer& m, const std::vector<int32_t>& ids) {
   const Tensor& W = m.generator.W.value();
   check(W.dtype() == DType::f32, "shortlist: the output layer is stored in ", dtype_name(W.dtype()),
         "; a shortlist needs its fp32 weights (use the fp32 model; --precision still applies)");
-  std::vector<int64_t> rows;
-  for (int32_t id : vocabulary) {
-    check(id >= 0 && id < m.config.tgt_vocab, "shortlist: id ", id, " not in the target vocabulary of ", m.config.tgt_vocab);
-    rows.push_back(id);
-  }
-  Tensor w = select_rows(W, rows).contiguous();  // [|vocabulary|, d_model]
-  sub->generator.W = Var(w);
-  if (m.generator.b.defined()) sub->generator.b = Var(select_rows(m.generator.b.value(), rows).contiguous());
+  const std::vector<int64_t> rows(ids.begin(), ids.end());
+  Linear out;
+  Tensor w = select_rows(W, rows).contiguous();  // [|ids|, d_model]
+  out.W = Var(w);
+  if (m.generator.b.defined()) out.b = Var(select_rows(m.generator.b.value(), rows).contiguous());
   const Precision p = m.generator.form.precision;
-  sub->generator.form = m.generator.form.frozen ? inference_form(w, p) : training_form(p);
-  sub->config.tgt_vocab = static_cast<int64_t>(vocabulary.size());
-  return sub;
-}
-
-// Log-probs over the vocabulary [rows, |vocabulary|] -> over every token [rows, V], -inf outside.
-Tensor expand(const Tensor& sub, const std::vector<int32_t>& vocabulary, int64_t V) {
-  const int64_t R = sub.size(0), S = sub.size(1);
-  Tensor out = Tensor::full({R, V}, -std::numeric_limits<float>::infinity());
-  const Tensor in = sub.contiguous();
-  for (int64_t r = 0; r < R; ++r)
-    for (int64_t j = 0; j < S; ++j) out.data<float>()[r * V + vocabulary[static_cast<size_t>(j)]] = in.data<float>()[r * S + j];
+  out.form = m.generator.form.frozen ? inference_form(w, p) : training_form(p);
   return out;
 }
 
+// The decoder of a Transformer whose sentences each have a shortlist: every row's log-probs are
+//   log softmax over its sentence's list of (h W_out^T + b), -inf for every other token,
+// so that a sentence's output does not depend on the others in its batch. A step computes them
+// one of two ways, whichever reads fewer rows of W_out [V, d_model]:
+//   - each sentence's rows times its own list's rows of W_out (copied once per sentence): the
+//     lists' total length in rows, the saving in small batches;
+//   - the full output layer (V rows, shared by every row of the batch), then the softmax taken
+//     again over each list (a log-softmax is unchanged by the shift of the full one): in large
+//     batches the lists together cover more than V rows.
+// Without the cache (the reference decoder) always the second.
+struct ListedDecoder {
+  const Transformer* model = nullptr;
+  std::shared_ptr<StepDecoder> d;
+  std::vector<std::vector<int32_t>> ids;  // per sentence, sorted
+  std::vector<Linear> outputs;            // per sentence, made when first used
+  std::vector<int64_t> sentence_of_row;   // which sentence each decoder row belongs to
+
+  Tensor step(const std::vector<int32_t>& tokens) {
+    const int64_t R = static_cast<int64_t>(tokens.size()), V = model->config.tgt_vocab;
+    std::vector<std::vector<int64_t>> rows(ids.size());  // the rows of each sentence
+    for (int64_t r = 0; r < R; ++r) rows[static_cast<size_t>(sentence_of_row[static_cast<size_t>(r)])].push_back(r);
+    size_t listed = 0;
+    for (size_t s = 0; s < ids.size(); ++s) listed += rows[s].empty() ? 0 : ids[s].size();
+    const bool each = d->cached && static_cast<int64_t>(listed) < V;
+    // each: the hidden states [R, d_model]; else the full log-probs [R, V]
+    const Tensor h = each ? decode_step_hidden(*model, d->state, tokens) : attn::step(*d, tokens);
+    // each: the sentences' logits [rows of s, |list|], made one product at a time
+    std::vector<Tensor> z(ids.size());
+    if (each)
+      for (size_t s = 0; s < ids.size(); ++s) {
+        if (rows[s].empty()) continue;
+        if (!outputs[s].W.defined()) outputs[s] = listed_output(*model, ids[s]);
+        z[s] = linear(Var(select_rows(h, rows[s])), outputs[s].W, outputs[s].b, outputs[s].form).value().contiguous();
+      }
+    Tensor out = Tensor::empty({R, V});
+    RegionErrors errors;
+#pragma omp parallel for schedule(dynamic) if (R * V >= (1 << 16))
+    for (size_t s = 0; s < ids.size(); ++s)
+      errors.guard([&] {
+        if (!rows[s].empty()) softmax_over_list(each ? z[s].data<float>() : nullptr, h, ids[s], rows[s], out);
+      });
+    errors.rethrow();
+    return out;
+  }
+
+  // out's rows of one sentence: log softmax over its list of z (each row's logits at the list,
+  // [rows, |list|]) or, z null, of full's log-probs at the list ids; -inf elsewhere.
+  static void softmax_over_list(const float* z, const Tensor& full, const std::vector<int32_t>& list,
+                                const std::vector<int64_t>& rows, Tensor& out) {
+    const int64_t n = static_cast<int64_t>(list.size()), V = out.size(1);
+    std::vector<float> in(static_cast<size_t>(n)), logp(static_cast<size_t>(n));
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const float* x = z ? z + static_cast<int64_t>(i) * n : in.data();
+      if (!z) {
+        const float* f = full.data<float>() + rows[i] * V;
+        for (int64_t j = 0; j < n; ++j) in[static_cast<size_t>(j)] = f[list[static_cast<size_t>(j)]];
+      }
+      log_softmax_rows(x, logp.data(), 1, n);
+      float* row = out.data<float>() + rows[i] * V;
+      std::fill(row, row + V, -std::numeric_limits<float>::infinity());
+      for (int64_t j = 0; j < n; ++j) row[list[static_cast<size_t>(j)]] = logp[static_cast<size_t>(j)];
+    }
+  }
+
+  void select(const std::vector<int64_t>& rows, bool same) {
+    select_rows(*d, rows, same);
+    std::vector<int64_t> kept;
+    for (int64_t r : rows) kept.push_back(sentence_of_row[static_cast<size_t>(r)]);
+    sentence_of_row = std::move(kept);
+  }
+};
+
 }  // namespace
 
-RowDecoder start_row_decoder(const Transformer& full, const std::vector<std::vector<int32_t>>& sources, bool cached,
-                             const std::vector<int32_t>& vocabulary) {
-  std::shared_ptr<const Transformer> sub;
-  if (!vocabulary.empty()) sub = restricted(full, vocabulary);
-  const Transformer& m = sub ? *sub : full;
+RowDecoder start_row_decoder(const Transformer& m, const std::vector<std::vector<int32_t>>& sources, bool cached,
+                             const std::vector<std::vector<int32_t>>& allowed) {
+  check(allowed.empty() || allowed.size() == sources.size(), "shortlist: ", allowed.size(), " lists for ",
+        sources.size(), " sentences");
   const TransformerConfig& c = m.config;
   NoGrad no_grad;
   Tensor src = pad_ids(sources, c.pad_id);  // [batch, src_len]
@@ -58,25 +117,36 @@ RowDecoder start_row_decoder(const Transformer& full, const std::vector<std::vec
   Tensor memory = encode_real_positions(m, src);  // [batch, src_len, d_model]
   auto d = std::make_shared<StepDecoder>(start_step_decoder(m, memory, src_pad, cached));
   RowDecoder r;
-  const int64_t V = full.config.tgt_vocab;
-  if (sub) {
-    r.step = [d, sub, vocabulary, V](const std::vector<int32_t>& t) { return expand(step(*d, t), vocabulary, V); };
+  if (!allowed.empty()) {
+    auto listed = std::make_shared<ListedDecoder>();
+    listed->model = &m;
+    listed->d = d;
+    for (size_t s = 0; s < sources.size(); ++s) {
+      check(!allowed[s].empty(), "shortlist: sentence ", s + 1, " has no token allowed");
+      for (int32_t id : allowed[s])
+        check(id >= 0 && id < c.tgt_vocab, "shortlist: id ", id, " not in the target vocabulary of ", c.tgt_vocab);
+      listed->ids.push_back(allowed[s]);
+      listed->sentence_of_row.push_back(static_cast<int64_t>(s));
+    }
+    listed->outputs.resize(sources.size());
+    r.step = [listed](const std::vector<int32_t>& t) { return listed->step(t); };
+    r.select_rows = [listed](const std::vector<int64_t>& rows, bool same) { listed->select(rows, same); };
   } else {
     r.step = [d](const std::vector<int32_t>& t) { return step(*d, t); };
+    r.select_rows = [d](const std::vector<int64_t>& rows, bool same) { select_rows(*d, rows, same); };
   }
-  r.select_rows = [d](const std::vector<int64_t>& rows, bool same) { select_rows(*d, rows, same); };
   r.bos_id = c.bos_id;
   r.eos_id = c.eos_id;
-  r.tgt_vocab = V;
+  r.tgt_vocab = c.tgt_vocab;
   r.max_len = c.max_len;
   return r;
 }
 
 RowDecoder start_row_decoder(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources, bool cached,
-                             const std::vector<int32_t>& vocabulary) {
+                             const std::vector<std::vector<int32_t>>& allowed) {
   if (const auto* transformer = std::get_if<Transformer>(&m.net))
-    return start_row_decoder(*transformer, sources, cached, vocabulary);
-  check(vocabulary.empty(), "shortlist: only a Transformer's output layer can be restricted, not the RNN's");
+    return start_row_decoder(*transformer, sources, cached, allowed);
+  check(allowed.empty(), "shortlist: only a Transformer's output layer can be restricted, not the RNN's");
   const RnnSeq2Seq& rnn = std::get<RnnSeq2Seq>(m.net);
   const RnnConfig& c = rnn.config;
   // The RNN keeps no per-position cache: `cached` does not apply.

@@ -152,17 +152,16 @@ std::vector<std::vector<Hypothesis>> sample_translations(RowDecoder& decoder, co
   std::iota(live.begin(), live.end(), size_t{0});
   for (uint64_t step = 0; !live.empty(); ++step) {
     std::vector<int32_t> tokens, forced;
-    std::vector<const std::vector<int32_t>*> histories, allowed;
+    std::vector<const std::vector<int32_t>*> histories;
     for (size_t j : live) {
       const Sample& s = samples[j];
       tokens.push_back(s.tokens.empty() ? decoder.bos_id : s.tokens.back());
       const std::vector<int32_t>* prefix = in.prefixes.empty() ? nullptr : &in.prefixes[s.sentence];
       forced.push_back(prefix && s.tokens.size() < prefix->size() ? (*prefix)[s.tokens.size()] : -1);
       histories.push_back(&s.tokens);
-      if (!in.allowed.empty()) allowed.push_back(&in.allowed[s.sentence]);
     }
     Tensor logp = decoder.step(tokens);  // [rows, V]
-    constrain_rows(logp, histories, forced, constraints, allowed);
+    constrain_rows(logp, histories, forced, constraints);
     const std::vector<std::pair<int32_t, float>> drawn = draw_rows(logp, samples, live, forced, in.keys, o.sampling, step);
     std::vector<int64_t> kept;
     std::vector<size_t> still;

@@ -142,8 +142,8 @@ const std::vector<int32_t> kNoPrefix;
 // neither applies, so the plain search stays exactly torch_ref.py's.
 void constrain(Tensor& logp, const std::vector<SentenceSearch>& sentences, const SentenceInputs& in,
                const Constraints& c) {
-  if (in.prefixes.empty() && in.allowed.empty() && !c.any()) return;
-  std::vector<const std::vector<int32_t>*> histories, allowed;
+  if (in.prefixes.empty() && !c.any()) return;
+  std::vector<const std::vector<int32_t>*> histories;
   std::vector<int32_t> forced;
   for (size_t i = 0; i < sentences.size(); ++i) {
     if (sentences[i].done) continue;
@@ -151,10 +151,9 @@ void constrain(Tensor& logp, const std::vector<SentenceSearch>& sentences, const
     for (const Prefix& p : sentences[i].alive) {
       histories.push_back(&p.tokens);
       forced.push_back(p.tokens.size() < prefix.size() ? prefix[p.tokens.size()] : -1);
-      if (!in.allowed.empty()) allowed.push_back(&in.allowed[i]);
     }
   }
-  constrain_rows(logp, histories, forced, c, allowed);
+  constrain_rows(logp, histories, forced, c);
 }
 
 std::vector<std::vector<Hypothesis>> run_search(RowDecoder& decoder, const std::vector<int64_t>& max_lens,
@@ -256,7 +255,7 @@ std::vector<std::vector<Hypothesis>> search(const Transformer& m,
                                             const SearchOptions& o, const SentenceInputs& in) {
   check_search_options(o, m.config.tgt_vocab);
   if (sources.empty()) return {};
-  RowDecoder decoder = start_row_decoder(m, sources, o.use_cache, in.vocabulary);
+  RowDecoder decoder = start_row_decoder(m, sources, o.use_cache, in.allowed);
   return search(decoder, lengths_of(sources), o, in);
 }
 
@@ -264,7 +263,7 @@ std::vector<std::vector<Hypothesis>> search(const Seq2Seq& m, const std::vector<
                                             const SearchOptions& o, const SentenceInputs& in) {
   check_search_options(o, m.common().tgt_vocab);
   if (sources.empty()) return {};
-  RowDecoder decoder = start_row_decoder(m, sources, o.use_cache, in.vocabulary);
+  RowDecoder decoder = start_row_decoder(m, sources, o.use_cache, in.allowed);
   return search(decoder, lengths_of(sources), o, in);
 }
 

@@ -152,6 +152,13 @@ DecoderState start_decoding(const Transformer& m, const Tensor& memory, const Te
 
 Tensor decode_step(const Transformer& m, DecoderState& s, const std::vector<int32_t>& tokens) {
   NoGrad no_grad;
+  const int64_t B = static_cast<int64_t>(tokens.size());
+  Var logits = forward(m.generator, Var(decode_step_hidden(m, s, tokens)));  // [B, V]
+  return log_softmax(reshape(logits, {B, m.config.tgt_vocab})).value();
+}
+
+Tensor decode_step_hidden(const Transformer& m, DecoderState& s, const std::vector<int32_t>& tokens) {
+  NoGrad no_grad;
   Context ctx;  // inference: no dropout
   int64_t B = static_cast<int64_t>(tokens.size());
   Var y = embed(m, m.tgt_embed, Tensor::from_ids(tokens, {B, 1}), s.position, ctx);  // [B, 1, d]
@@ -169,8 +176,7 @@ Tensor decode_step(const Transformer& m, DecoderState& s, const std::vector<int3
     y = sublayer(m, y, l.norm3, ctx, [&](const Var& h, const Context& c) { return forward(l.ff, h, c); });
   }
   s.position += 1;
-  Var logits = forward(m.generator, forward(m.decoder_norm, y));  // [B, 1, V]
-  return log_softmax(reshape(logits, {B, m.config.tgt_vocab})).value();
+  return reshape(forward(m.decoder_norm, y), {B, m.config.d_model}).value();
 }
 
 void select_rows(DecoderState& s, const std::vector<int64_t>& rows) {

@@ -161,7 +161,9 @@ TEST(Ensemble, WeightZeroMemberAddsNothing) {
   Pair p;
   const auto src = fixture_ids("post_shared_l2_h4", "src.txt");
   SentenceInputs in;
-  for (int32_t t = 0; t < 40; ++t) in.vocabulary.push_back(t);
+  std::vector<int32_t> first40(40);
+  for (int32_t t = 0; t < 40; ++t) first40[static_cast<size_t>(t)] = t;
+  in.allowed.assign(src.size(), first40);
   const auto alone = search(p.a, src, options(4, true), in);
   const auto with_zero = search(make_ensemble({&p.b, &p.a}, {0.0, 1.0}), src, options(4, true), in);
   for (size_t i = 0; i < src.size(); ++i) {

@@ -28,17 +28,13 @@ struct Constraints {
 
 // One row of log-probs [V], for an output that holds `history` so far (no bos). forced >= 0: that
 // token is the only one allowed (its log-prob kept as the model gave it; the prefix is not
-// subject to the other rules). Otherwise the rules in order: `allowed` (sorted ids, when not
-// null: every other token banned and the row renormalised over these, a sentence's shortlist),
-// repetition penalty, no-repeat n-grams, min_len. If they ban every token, eos is allowed (the
+// subject to the other rules). Otherwise the rules in order: repetition penalty, no-repeat
+// n-grams, min_len. If they ban every token, eos is allowed (the
 // output ends rather than having no continuation).
-void constrain_row(float* logp, int64_t V, const std::vector<int32_t>& history, int32_t forced, const Constraints& c,
-                   const std::vector<int32_t>* allowed = nullptr);
+void constrain_row(float* logp, int64_t V, const std::vector<int32_t>& history, int32_t forced, const Constraints& c);
 
-// Every row r of logp [rows, V], rows split over the threads; allowed: empty (none) or per row
-// (null: none).
+// Every row r of logp [rows, V], rows split over the threads.
 void constrain_rows(Tensor& logp, const std::vector<const std::vector<int32_t>*>& histories,
-                    const std::vector<int32_t>& forced, const Constraints& c,
-                    const std::vector<const std::vector<int32_t>*>& allowed = {});
+                    const std::vector<int32_t>& forced, const Constraints& c);
 
 }  // namespace attn

@@ -26,13 +26,14 @@ struct RowDecoder {
 
 // Encodes sources (one row per sentence, each non-empty) once and returns their decoder.
 // cached: the KV-cache step decoder (false: the full re-decode, the reference; Transformer only).
-// vocabulary (a shortlist, decode/shortlist.h; sorted ids): when not empty, the output layer
-// computes only those rows and the softmax is over them; every other token gets -inf. Transformer
-// only (the RNN's output layer is an error to restrict).
+// allowed (shortlists, decode/shortlist.h): empty, or per sentence the tokens it may output
+// (sorted ids). Each row's log-probs are then a softmax over its sentence's list alone (every
+// other token -inf), whatever else is in the batch, and each sentence's rows multiply only its
+// list's rows of the output layer. Transformer only (the RNN's output layer is an error to restrict).
 RowDecoder start_row_decoder(const Transformer& m, const std::vector<std::vector<int32_t>>& sources, bool cached,
-                             const std::vector<int32_t>& vocabulary = {});
+                             const std::vector<std::vector<int32_t>>& allowed = {});
 RowDecoder start_row_decoder(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources, bool cached,
-                             const std::vector<int32_t>& vocabulary = {});
+                             const std::vector<std::vector<int32_t>>& allowed = {});
 
 // An ensemble (Marian's --models --weights): one decoder whose log-probs are
 //   sum_m weights[m] * log p_m(y | prefix, x)

@@ -65,12 +65,10 @@ struct SentenceInputs {
   // The key of each sentence's random stream (sampling); empty: the sentence's index. Give each
   // input sentence its own (translate: its line) so a sample is the same whatever the batch.
   std::vector<uint64_t> keys;
-  // Not empty: the only target tokens the batch may output, sorted (a shortlist's union for the
-  // batch, decode/shortlist.h); the output layer computes just those rows (Transformer only).
-  std::vector<int32_t> vocabulary;
-  // Not empty: per sentence, the tokens it may output, sorted (its own shortlist, within
-  // `vocabulary`); its log-probs are renormalised over them, so its output does not depend on the
-  // other sentences of the batch.
+  // Not empty: per sentence, the tokens it may output, sorted (its own shortlist,
+  // decode/shortlist.h): its log-probs are a softmax over them alone, its output does not depend
+  // on the other sentences of the batch, and the output layer computes only those rows
+  // (Transformer only; decode/row_decoder.h).
   std::vector<std::vector<int32_t>> allowed;
 };
 
