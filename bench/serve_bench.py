@@ -4,11 +4,12 @@
 Throughput (sentences/s by the clock, and per second of the server's CPU time, which a load on
 the machine from other processes changes less) and p50/p99 latency of single-sentence translation requests sent by 1, 8,
 32 and 64 concurrent clients (threads with keep-alive connections) for a fixed time each, with
-batching across requests on and off (--no-batching); and, for the same sentences, `attn translate`
-on them as one file. With --rss N: the server's resident memory after each 1,000 of N requests
+batching across requests on (attn serve's defaults), off (--no-batching: one request at a time,
+one thread) and off on two threads; the mean batch formed at each point (/metrics); and, for the
+same sentences, `attn translate` on them as one file with --threads 1 and 2. With --rss N: the server's resident memory after each 1,000 of N requests
 sent by 64 clients. Loopback only; every loop is bounded in requests and time. Standard library only.
 
-    /usr/bin/python3 bench/serve_bench.py --attn build/attn --model DIR [--sentences FILE] [--seconds 15]
+    /usr/bin/python3 bench/serve_bench.py --attn build/attn --model DIR [--sentences FILE] [--seconds 10] [--beam 4]
     /usr/bin/python3 bench/serve_bench.py --attn build/attn --model DIR --rss 10000
 """
 import argparse
@@ -29,7 +30,7 @@ def launch(attn, spec, threads, extra=()):
     """`attn serve --model SPEC --port 0` (any free port); returns (process, port, its stderr file).
     tests/serve/page_browser_test.py starts its server with this too."""
     log = tempfile.NamedTemporaryFile(prefix="attn_serve_", suffix=".log", delete=False)
-    cmd = [attn, "serve", "--model", spec, "--port", "0", "--threads", str(threads), *extra]
+    cmd = [attn, "serve", "--model", spec, "--port", "0", *(["--threads", str(threads)] if threads else []), *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log)
     for _ in range(600):
         time.sleep(0.1)
@@ -127,7 +128,9 @@ def measure_rss(a, sentences):
         if n % 1000 == 0:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             conn.request("GET", "/metrics")
-            tensors = dict(re.findall(r'attn_serve_tensor_bytes\{kind="(\w+)"\} (\S+)', conn.getresponse().read().decode()))
+            text = conn.getresponse().read().decode()
+            tensors = dict(re.findall(r'attn_serve_tensor_bytes\{kind="(\w+)"\} (\S+)', text))
+            tensors.update({"heap_" + k: v for k, v in re.findall(r'attn_serve_heap_bytes\{kind="(\w+)"\} (\S+)', text)})
             marks.append((n, rss_mib(proc.pid), {k: float(v) / 2**20 for k, v in tensors.items()}))
 
     _, seconds = run_clients(port, sentences, a, 64, total=a.rss, on_answer=on_answer)
@@ -136,7 +139,8 @@ def measure_rss(a, sentences):
     marks.sort(key=lambda m: m[0])
     for n, r, t in marks:
         print(f"  {n:6d}: resident {r:6.1f}; tensors live {t.get('live', 0):5.1f}, peak {t.get('peak', 0):5.1f}, "
-              f"cached {t.get('cached', 0):5.1f}")
+              f"cached {t.get('cached', 0):5.1f}; heap in use {t.get('heap_in_use', 0):5.1f}, free "
+              f"{t.get('heap_free', 0):5.1f}, arenas {t.get('heap_arena', 0):5.1f}")
     first, last = marks[0][1], marks[-1][1]
     print(f"after {marks[-1][0]}: {last:.1f} MiB = {100 * (last / first - 1):+.1f}% of after 1,000 ({first:.1f} MiB)")
 
@@ -147,13 +151,13 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def cli_rate(a, sentences):
+def cli_rate(a, sentences, threads):
     """sentences/s of attn translate on the sentences as one file, by the clock and per CPU second."""
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         f.write("\n".join(sentences) + "\n")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    subprocess.run([a.attn, "translate", "--model", a.model, "--threads", str(a.threads), "--beam", str(a.beam),
+    subprocess.run([a.attn, "translate", "--model", a.model, "--threads", str(threads), "--beam", str(a.beam),
                     "--max-len", str(a.max_len)], stdin=open(f.name), stdout=subprocess.DEVNULL, check=True)
     dt = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -169,10 +173,10 @@ def main():
     ap.add_argument("--sentences", default=os.path.join(os.path.dirname(__file__), "../../shared/data/mt-ende/test_id.en"))
     ap.add_argument("--count", type=int, default=512, help="sentences taken from the file")
     ap.add_argument("--clients", default="1,8,32,64")
-    ap.add_argument("--seconds", type=float, default=15, help="per measurement")
+    ap.add_argument("--seconds", type=float, default=10, help="per measurement")
     ap.add_argument("--beam", type=int, default=4)
     ap.add_argument("--max-len", type=int, default=0)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=0, help="the servers' --threads (0: attn serve's default)")
     ap.add_argument("--rss", type=int, default=0, help="only the memory check, over this many requests")
     ap.add_argument("--server-flags", default="", help="more flags for attn serve (--rss)")
     a = ap.parse_args()
@@ -184,26 +188,43 @@ def main():
     # Both servers run side by side, idle but for the one measured, and the two modes alternate at
     # each client count (then the CLI again), so that a load on the machine that comes and goes
     # falls on both alike.
-    servers = {mode: start_server(a, extra) for mode, extra in (("on", []), ("off", ["--no-batching"]))}
-    rates = [cli_rate(a, sentences)]
+    modes = (("on", []), ("off", ["--no-batching"]), ("off, --threads 2", ["--no-batching", "--threads", "2"]))
+    servers = {mode: start_server(a, extra) for mode, extra in modes}
+    rates = [(cli_rate(a, sentences, 1), cli_rate(a, sentences, 2))]
     for proc, port, log in servers.values():
         run_clients(port, sentences, a, 8, total=16)  # warm-up: shapes, caches
     rows = []
     for c in [int(x) for x in a.clients.split(",")]:
         for mode, (proc, port, log) in servers.items():
-            cpu = cpu_seconds(proc.pid)
+            cpu, batches = cpu_seconds(proc.pid), batch_counts(port)
             lat, seconds = run_clients(port, sentences, a, c, seconds=a.seconds)
             cpu = cpu_seconds(proc.pid) - cpu
-            rows.append(f"| {mode} | {c} | {len(lat) / seconds:.1f} | {len(lat) / cpu:.1f} | "
+            after = batch_counts(port)
+            mean = (after[0] - batches[0]) / max(1, after[1] - batches[1])
+            rows.append(f"| {mode} | {c} | {len(lat) / seconds:.1f} | {len(lat) / cpu:.1f} | {mean:.1f} | "
                         f"{1000 * percentile(lat, 50):.0f} | {1000 * percentile(lat, 99):.0f} |")
             print(rows[-1], file=sys.stderr, flush=True)
-    rates.append(cli_rate(a, sentences))
+    rates.append((cli_rate(a, sentences, 1), cli_rate(a, sentences, 2)))
     for proc, port, log in servers.values():
         stop_server(proc, log)
-    print(f"attn translate, the {len(sentences)} sentences as one file: {rates[0][0]:.1f} and {rates[1][0]:.1f} "
-          f"sentences/s (before and after the servers' runs); per CPU second {rates[0][1]:.1f} and {rates[1][1]:.1f}")
-    print("| batching | clients | sentences/s | sentences per CPU second | p50 ms | p99 ms |\n|---|---|---|---|---|---|")
+    for t in (0, 1):
+        print(f"attn translate --threads {t + 1}, the {len(sentences)} sentences as one file: {rates[0][t][0]:.1f} and "
+              f"{rates[1][t][0]:.1f} sentences/s (before and after the servers' runs); per CPU second "
+              f"{rates[0][t][1]:.1f} and {rates[1][t][1]:.1f}")
+    print("| batching | clients | sentences/s | sentences per CPU second | mean batch | p50 ms | p99 ms |\n"
+          "|---|---|---|---|---|---|---|")
     print("\n".join(rows))
+
+
+def batch_counts(port):
+    """(sentences, batches) computed so far, from /metrics."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn.request("GET", "/metrics")
+    text = conn.getresponse().read().decode()
+    total = re.search(r'attn_serve_batch_sentences_sum\{model="m"\} (\S+)', text)
+    count = re.search(r'attn_serve_batch_sentences_count\{model="m"\} (\S+)', text)
+    return (float(total.group(1)) if total else 0.0, float(count.group(1)) if count else 0.0)
+
 
 if __name__ == "__main__":
     main()

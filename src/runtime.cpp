@@ -1,5 +1,7 @@
 #include "attn/runtime.h"
 
+#include <malloc.h>
+
 #include "attn/error.h"
 #include "attn/kernels/denormals.h"
 #include "attn/kernels/gemm.h"
@@ -14,5 +16,9 @@ void set_threads(int n) {
 int threads() { return num_threads(); }
 
 void flush_denormals_everywhere() { flush_denormals(true); }
+
+void steady_memory() {
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);  // setting it turns glibc's moving threshold off
+}
 
 }  // namespace attn

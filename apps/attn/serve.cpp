@@ -1,12 +1,13 @@
-// attn serve --model NAME=DIR[:fp32|bf16|int8] [--model ...] [--host 127.0.0.1] [--port 8080]
-//            [--max-batch-tokens 4096] [--max-wait-ms 5] [--no-batching] [--max-queue 1024]
+// attn serve --model NAME=DIR[:fp32|bf16|int8] [--model ...] [--shortlist NAME=FILE] [--host 127.0.0.1] [--port 8080]
+//            [--max-batch-sentences 32] [--max-batch-tokens 4096] [--max-wait-ms 5] [--no-batching] [--max-queue 1024]
 //            [--max-body-bytes 1048576] [--max-sentences 64] [--max-line-bytes 4096] [--timeout-ms 30000]
-//            [--threads N] [--http-threads 64] [--request-ms 10000]
+//            [--batchers N] [--threads 1] [--http-threads 64] [--request-ms 10000]
 // Serves models over HTTP (apps/serve/: routes in http.h, batching in batcher.h, docs/serve.md).
 // SIGTERM or SIGINT: stop accepting, answer every request already received, exit 0.
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,7 @@
 
 #include "args.h"
 #include "attn/error.h"
+#include "attn/runtime.h"
 #include "http.h"
 #include "models.h"
 #include "service.h"
@@ -30,10 +32,10 @@ void on_stop_signal(int sig) {
 }
 
 struct ServeFlags {
-  std::vector<std::string> models;
+  std::vector<std::string> models, shortlists;
   serve::ServiceOptions service;
   serve::HttpOptions http;
-  int max_batch_tokens = 4096, max_queue = 1024, max_body = 1 << 20, max_sentences = 64, max_line = 4096;
+  int max_batch_sentences = 32, max_batch_tokens = 4096, max_queue = 1024, max_body = 1 << 20, max_sentences = 64, max_line = 4096;
   bool no_batching = false;
 };
 
@@ -47,11 +49,19 @@ bool parse_flags(int argc, char** argv, ServeFlags& f) {
   describe(args, "attn serve --model en-de=runs/ende --model en-de-int8=runs/ende:int8 --port 8080");
   add_repeated(args, "--model", f.models, "NAME=DIR[:fp32|bf16|int8], repeatable: a model and the name requests use "
                                           "(precision: the directory's own unless given)")->required();
+  add_repeated(args, "--shortlist", f.shortlists, "NAME=FILE, repeatable: model NAME decodes over the shortlist "
+               "FILE (attn shortlist), as attn translate --shortlist FILE does; a request may send "
+               "\"use_vmap\": false to decode over the whole vocabulary (e.g. --shortlist en-de=runs/ende/list.safetensors)")
+      ->type_name("NAME=FILE");
   add_text(args, "--host", f.http.host, "address to listen on");
   add_int(args, "--port", f.http.port, 0, 65535, "port to listen on (0: any free one, printed)");
+  add_int(args, "--max-batch-sentences", f.max_batch_sentences, 1, 65536,
+          "sentences decoded together at most (as attn translate --batch; a larger request is sorted by "
+          "length into searches of this many)");
   add_int(args, "--max-batch-tokens", f.max_batch_tokens, 1, 1 << 24, "source tokens decoded together at most");
   add_int(args, "--max-wait-ms", f.service.batch.max_wait_ms, 0, 10000,
-          "longest a sentence waits for others to join its batch");
+          "longest a sentence waits for others to join its batch (counted from its arrival or from the end "
+          "of the previous batch, whichever is later)");
   args.add_flag("--no-batching", f.no_batching, "decode one request at a time (to compare)");
   add_int(args, "--max-queue", f.max_queue, 1, 1 << 24, "sentences queued per model; more: 503 with Retry-After");
   add_int(args, "--max-body-bytes", f.max_body, 1, 1 << 30, "largest request body (413 past it)");
@@ -62,9 +72,17 @@ bool parse_flags(int argc, char** argv, ServeFlags& f) {
           "time to receive one whole request; a slower client's connection is closed (slow-loris)");
   add_int(args, "--http-threads", f.http.threads, 1, 4096,
           "connections served at once (more wait to be accepted); each thread used holds ~1 MiB");
-  add_threads(args, f.service.threads, "all cores");
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  f.service.batch.batchers = std::min(cores, 8);
+  f.service.threads = 1;
+  add_int(args, "--batchers", f.service.batch.batchers, 1, 64,
+          "threads computing batches of each model at once, one forming the next batch while the others "
+          "compute (default: the cores, at most 8; 1 with --no-batching)")->default_str("cores");
+  add_threads(args, f.service.threads, "1")->description(
+      "threads of each batcher's products (batchers x threads should not pass the cores)");
   if (!parse(args, argc, argv)) return false;
   f.service.batch.max_batch_tokens = static_cast<size_t>(f.max_batch_tokens);
+  f.service.batch.max_batch_sentences = static_cast<size_t>(f.max_batch_sentences);
   f.service.batch.max_queue = static_cast<size_t>(f.max_queue);
   f.service.batch.batching = !f.no_batching;
   f.service.limits = {static_cast<size_t>(f.max_body), static_cast<size_t>(f.max_sentences), static_cast<size_t>(f.max_line)};
@@ -85,6 +103,7 @@ int run_serve(int argc, char** argv) {
   sigaction(SIGTERM, &on_stop, nullptr);
   sigaction(SIGINT, &on_stop, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a broken connection is an error on its socket, not a signal
+  steady_memory();
   std::vector<std::unique_ptr<serve::ServedModel>> models;
   for (const std::string& spec : f.models) {
     models.push_back(serve::load_served_model(serve::parse_model_spec(spec)));
@@ -93,6 +112,7 @@ int run_serve(int argc, char** argv) {
     std::fprintf(stderr, "attn serve: model '%s' (%s, %s) from %s\n", models.back()->name.c_str(),
                  models.back()->kind().c_str(), precision_name(models.back()->precision), models.back()->dir.c_str());
   }
+  for (const std::string& s : f.shortlists) serve::load_served_shortlist(s, models);
   serve::Service service(std::move(models), f.service);
   serve::HttpServer http(service, f.http);
   const int port = http.bind();

@@ -165,6 +165,35 @@ bool parse_translate_flags(int argc, char** argv, TranslateFlags& f) {
   return true;
 }
 
+const std::vector<OptionName>& translate_option_names() {
+  using T = OptionName::Type;
+  static const std::vector<OptionName> names = {
+      {"beam_size", "--beam", T::whole},
+      {"num_hypotheses", "--n-best", T::whole},
+      {"length_penalty", "--length-penalty", T::real},
+      {"max_decoding_length", "--max-len", T::whole},
+      {"max_length", "--max-len", T::whole},
+      {"min_decoding_length", "--min-len", T::whole},
+      {"max_len_a", "--max-len-a", T::real},
+      {"max_len_b", "--max-len-b", T::whole},
+      {"sampling_topk", "--sampling-topk", T::whole},
+      {"sampling_topp", "--sampling-topp", T::real},
+      {"sampling_temperature", "--sampling-temperature", T::real},
+      {"seed", "--seed", T::whole},
+      {"no_repeat_ngram_size", "--no-repeat-ngram", T::whole},
+      {"repetition_penalty", "--repetition-penalty", T::real},
+      {"alignment_layer", "--alignment-layer", T::whole},
+      {"on_long", "--on-long", T::text},
+  };
+  return names;
+}
+
+void check_max_len(int max_len, const Seq2Seq& model, const std::string& dir) {
+  const int64_t positions = model.common().max_len;
+  check(max_len <= positions, "--max-len ", max_len, " is more than the model's ", positions,
+        " positions (max_len in ", dir, "/config.json)");
+}
+
 TranslateModels load_translate_models(const TranslateFlags& f) {
   TranslateModels t;
   t.models = load_inference_models(f.models, f.ids, f.precision, t.text);  // jobs point at them
@@ -176,11 +205,7 @@ TranslateModels load_translate_models(const TranslateFlags& f) {
 }
 
 TranslateJob make_translate_job(const TranslateFlags& f, const TranslateModels& t) {
-  for (size_t i = 0; i < t.models.size(); ++i) {
-    const int64_t positions = t.models[i].common().max_len;
-    check(f.search.max_len <= positions, "--max-len ", f.search.max_len, " is more than the model's ", positions,
-          " positions (max_len in ", f.models[i], "/config.json)");
-  }
+  for (size_t i = 0; i < t.models.size(); ++i) check_max_len(f.search.max_len, t.models[i], f.models[i]);
   TranslateJob job;
   job.out = LineOutput{&t.models.front(), t.text ? &t.text->tokenizer : nullptr, f.output};
   const std::vector<double> weights = parse_weights(f.weights, t.models.size(), "--weights");

@@ -27,6 +27,17 @@ struct TranslateFlags {
   std::string input, output_path, prefix, shortlist;
 };
 
+// attn translate's options under CTranslate2's keyword names, as the Python module takes them
+// (attn.Translator) and attn serve's JSON body: each name, the flag it stands for, and the JSON
+// type of its value. Both pass the values through parse_translate_flags, so they are checked
+// exactly as the command line's.
+struct OptionName {
+  enum class Type { whole, real, text };
+  std::string name, flag;
+  Type type;
+};
+const std::vector<OptionName>& translate_option_names();
+
 // Parses and checks argv (argv[0]: the command's name). False when --help was asked for; a bad
 // flag or combination throws attn::Error naming it.
 bool parse_translate_flags(int argc, char** argv, TranslateFlags& f);
@@ -39,6 +50,9 @@ struct TranslateModels {
   std::optional<Shortlist> shortlist;     // --shortlist
 };
 TranslateModels load_translate_models(const TranslateFlags& f);
+
+// --max-len must fit in the model's positions (`dir`: the model, named in the message).
+void check_max_len(int max_len, const Seq2Seq& model, const std::string& dir);
 
 // The job of flags `f` over models `t` (which it points into and must outlive it).
 TranslateJob make_translate_job(const TranslateFlags& f, const TranslateModels& t);

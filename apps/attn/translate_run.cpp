@@ -102,6 +102,10 @@ std::vector<int32_t> prefix_ids(const std::string& text, const std::string& wher
   return ids;
 }
 
+uint64_t sampling_key(int64_t number, size_t piece) {
+  return (static_cast<uint64_t>(number - 1) << 20) | piece;
+}
+
 bool window_full(const TranslateJob& job, size_t lines, size_t tokens) {
   constexpr size_t kBatchesPerWindow = 8;
   return job.batch_tokens > 0 ? tokens >= job.batch_tokens * kBatchesPerWindow : lines >= job.batch * kBatchesPerWindow;
@@ -126,8 +130,7 @@ std::vector<std::vector<Hypothesis>> translate_sources(const TranslateJob& job, 
       const auto [line, piece] = where[k];
       sources.push_back(window[line].pieces[piece]);
       inputs.prefixes.push_back(piece == 0 ? window[line].prefix : std::vector<int32_t>{});
-      // The sampling stream of (line, piece): the same whatever the batch.
-      inputs.keys.push_back((static_cast<uint64_t>(window[line].number - 1) << 20) | piece);
+      inputs.keys.push_back(sampling_key(window[line].number, piece));
     }
     if (job.shortlist) restrict_to_shortlist(*job.shortlist, job.out.model->common(), sources, inputs);
     std::vector<std::vector<Hypothesis>> out = search_batch(job, sources, inputs);

@@ -46,6 +46,10 @@ Line read_line(std::string& text, int64_t number, const std::string& name, const
 std::vector<int32_t> prefix_ids(const std::string& text, const std::string& where, const Line& line,
                                 const Seq2SeqCommon& config, const data::Tokenizer* tokenizer);
 
+// The key of the sampling stream (decode/sampling.h) of piece `piece` of input line `number`
+// (1-based): a sample depends on the seed, its line and piece, never on the batch it is in.
+uint64_t sampling_key(int64_t number, size_t piece);
+
 // The hypotheses of each line (none for a blank one), its pieces' joined: batched by sentences
 // or tokens as the job says, each line's sampling stream keyed by its number.
 std::vector<std::vector<Hypothesis>> translate_sources(const TranslateJob& job, const std::vector<Line>& window);

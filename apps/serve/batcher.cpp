@@ -1,5 +1,6 @@
 #include "batcher.h"
 
+#include <algorithm>
 #include <exception>
 
 #include "attn/error.h"
@@ -9,7 +10,8 @@ namespace attn::serve {
 Batcher::Batcher(BatchLimits limits, Run run, std::function<void()> setup,
                  std::function<void(const BatchStats&)> on_batch)
     : limits_(limits), run_(std::move(run)), setup_(std::move(setup)), on_batch_(std::move(on_batch)) {
-  thread_ = std::thread([this] { loop(); });
+  const int n = limits_.batching ? std::max(1, limits_.batchers) : 1;
+  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { loop(); });
 }
 
 Batcher::~Batcher() { stop(); }
@@ -37,40 +39,52 @@ void Batcher::stop() {
     stopping_ = true;
   }
   changed_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& t : threads_)
+    if (t.joinable()) t.join();
 }
 
 void Batcher::loop() {
   if (setup_) setup_();
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping, and everything queued is computed
+    changed_.wait(lock, [&] { return !forming_ && (stopping_ || !queue_.empty()); });
+    if (queue_.empty()) return;  // stopping, and everything queued is taken
+    forming_ = true;
     std::vector<std::shared_ptr<Job>> batch = take_batch(lock);
+    forming_ = false;
+    changed_.notify_all();  // the next thread may form the next batch
     if (batch.empty()) continue;
     lock.unlock();
     compute(batch);
     lock.lock();
+    last_end_ = Clock::now();
+    expected_ = queued_;  // what queued meanwhile, and (below) the sentences just answered
+    for (const auto& j : batch) expected_ += j->sentences;
   }
 }
 
 std::vector<std::shared_ptr<Job>> Batcher::take_batch(std::unique_lock<std::mutex>& lock) {
   const std::string key = queue_.front()->key;
-  auto tokens_of_key = [&] {
-    size_t n = 0;
+  auto full = [&] {
+    size_t tokens = 0, sentences = 0;
     for (const auto& j : queue_)
-      if (j->key == key && !j->abandoned) n += j->tokens;
-    return n;
+      if (j->key == key && !j->abandoned) {
+        tokens += j->tokens;
+        sentences += j->sentences;
+      }
+    const size_t target = expected_ > 0 ? std::min(expected_, limits_.max_batch_sentences) : limits_.max_batch_sentences;
+    return tokens >= limits_.max_batch_tokens || sentences >= target;
   };
-  // Only this thread takes jobs out, so the front job stays while it waits.
+  // Only the forming thread takes jobs out, so the front job stays while it waits.
   if (limits_.batching)
-    changed_.wait_until(lock, queue_.front()->queued + std::chrono::milliseconds(limits_.max_wait_ms),
-                        [&] { return stopping_ || tokens_of_key() >= limits_.max_batch_tokens; });
+    changed_.wait_until(lock, std::max(queue_.front()->queued, last_end_) + std::chrono::milliseconds(limits_.max_wait_ms),
+                        [&] { return stopping_ || full(); });
   std::vector<std::shared_ptr<Job>> batch;
-  size_t tokens = 0;
+  size_t tokens = 0, sentences = 0;
   for (auto it = queue_.begin(); it != queue_.end();) {
     Job& j = **it;
-    const bool fits = batch.empty() || (limits_.batching && j.key == key && tokens + j.tokens <= limits_.max_batch_tokens);
+    const bool fits = batch.empty() || (limits_.batching && j.key == key && tokens + j.tokens <= limits_.max_batch_tokens &&
+                                        sentences + j.sentences <= limits_.max_batch_sentences);
     if (!j.abandoned && !fits) {
       ++it;
       continue;
@@ -78,6 +92,7 @@ std::vector<std::shared_ptr<Job>> Batcher::take_batch(std::unique_lock<std::mute
     queued_ -= j.sentences;
     if (!j.abandoned) {
       tokens += j.tokens;
+      sentences += j.sentences;
       batch.push_back(*it);
     }
     it = queue_.erase(it);

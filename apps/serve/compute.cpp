@@ -7,6 +7,7 @@
 #include "attn/error.h"
 #include "classify.h"
 #include "translate_output.h"
+#include "translate_run.h"
 
 namespace attn::serve {
 namespace {
@@ -22,31 +23,37 @@ nlohmann::json attention_of(const ServedModel& m, const TranslateWork& w, size_t
   return cli::translation_doc(*m.seq2seq, w.tokenized ? &*m.tokenizer : nullptr, r);
 }
 
-// Every job's sentences' pieces decoded in one search (the library's batched search gives each
-// sentence what it gives it alone: tests/serve checks it), then each sentence's JSON object as
-// attn translate --output-format jsonl prints it, numbered within its request.
-void translate_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch) {
-  const SearchOptions& o = std::get<TranslateWork>(batch.front()->work).search;
-  std::vector<std::vector<int32_t>> sources;
-  for (const auto& job : batch)
-    for (const auto& sentence : std::get<TranslateWork>(job->work).pieces)
-      sources.insert(sources.end(), sentence.begin(), sentence.end());
-  std::vector<std::vector<Hypothesis>> found = search(*m.seq2seq, sources, o);
+// Every job's sentences decoded together by attn translate's own translate_sources (sorted by
+// length into searches of `group`, each line's target prefix, sampling key and shortlist as the
+// CLI gives them),
+// then each sentence's JSON object as attn translate --output-format jsonl prints it.
+void translate_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch, size_t group) {
+  const TranslateWork& first = std::get<TranslateWork>(batch.front()->work);
+  const data::Tokenizer* tokenizer = first.tokenized ? &*m.tokenizer : nullptr;
+  cli::TranslateJob run;
+  run.out = {&*m.seq2seq, tokenizer, first.output};
+  run.search = first.search;
+  run.shortlist = first.shortlist ? &*m.shortlist : nullptr;
+  run.batch = group;
+  std::vector<cli::Line> lines;
+  for (const auto& job : batch) {
+    const TranslateWork& w = std::get<TranslateWork>(job->work);
+    lines.insert(lines.end(), w.lines.begin(), w.lines.end());
+  }
+  const std::vector<std::vector<Hypothesis>> found = cli::translate_sources(run, lines);
   size_t next = 0;
   for (const auto& job : batch) {
     const TranslateWork& w = std::get<TranslateWork>(job->work);
-    const cli::LineOutput out{&*m.seq2seq, w.tokenized ? &*m.tokenizer : nullptr, w.output};
-    nlohmann::json lines = nlohmann::json::array();
-    for (size_t i = 0; i < w.pieces.size(); ++i) {
-      const auto& pieces = w.pieces[i];
-      std::vector<std::vector<Hypothesis>> parts(found.begin() + next, found.begin() + next + pieces.size());
-      next += pieces.size();
+    const cli::LineOutput out{&*m.seq2seq, tokenizer, w.output};
+    nlohmann::json answer = nlohmann::json::array();
+    for (size_t i = 0; i < w.lines.size(); ++i, ++next) {
+      const cli::Line& line = w.lines[i];
       // A sentence decoded in pieces has no alignment over the whole (as attn translate).
-      const std::vector<int32_t> source = pieces.size() == 1 ? pieces.front() : std::vector<int32_t>{};
-      lines.push_back(cli::line_json(out, static_cast<int64_t>(i) + 1, source, cli::join_pieces(parts)));
-      if (w.attention) lines.back()["attention"] = attention_of(m, w, i);
+      const std::vector<int32_t> source = line.pieces.size() == 1 ? line.pieces.front() : std::vector<int32_t>{};
+      answer.push_back(cli::line_json(out, line.number, source, found[next]));
+      if (w.attention) answer.back()["attention"] = attention_of(m, w, i);
     }
-    job->finish({200, {{"model", m.name}, {"translations", std::move(lines)}}, ""});
+    job->finish({200, {{"model", m.name}, {"translations", std::move(answer)}}, ""});
   }
 }
 
@@ -116,11 +123,11 @@ void attention_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job
 
 }  // namespace
 
-void compute_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch) {
+void compute_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch, size_t group) {
   if (batch.empty()) return;
   NoGrad no_grad;
   const Work& first = batch.front()->work;
-  if (std::holds_alternative<TranslateWork>(first)) translate_batch(m, batch);
+  if (std::holds_alternative<TranslateWork>(first)) translate_batch(m, batch, group);
   else if (std::holds_alternative<ScoreWork>(first)) score_batch(m, batch);
   else if (std::holds_alternative<ClassifyWork>(first)) classify_batch(m, batch);
   else attention_batch(m, batch);

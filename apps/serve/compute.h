@@ -11,6 +11,8 @@
 
 namespace attn::serve {
 
-void compute_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch);
+// group: sentences searched together at most; a larger batch (one large request) is sorted by
+// length into searches of that many, as attn translate --batch does.
+void compute_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch, size_t group);
 
 }  // namespace attn::serve

@@ -16,20 +16,23 @@
 #include "attend.h"
 #include "attn/decode/search.h"
 #include "translate_output.h"
+#include "translate_run.h"
 
 namespace attn::serve {
 
 using Clock = std::chrono::steady_clock;
 
-// Translations: every sentence as the pieces it is decoded in (one unless longer than the model's
-// positions, decode/long_lines.h). `tokenized`: text in and out (else token ids, `inputs` then
-// holding them as "5 9 14"). attention: each translation with its attend document.
+// Translations: every sentence as attn translate reads an input line (translate_run.h: numbered
+// from 1 within its request, in the pieces that fit the model's positions, with its target
+// prefix), so that the CLI's translate_sources decodes it. `tokenized`: text in and out (else token
+// ids, `inputs` then holding them as "5 9 14"). attention: each translation with its attend
+// document. shortlist: decoded over the model's shortlist (attn serve --shortlist).
 struct TranslateWork {
   SearchOptions search;
   cli::OutputOptions output;
-  bool tokenized = true, attention = false;
+  bool tokenized = true, attention = false, shortlist = false;
   std::vector<std::string> inputs;
-  std::vector<std::vector<std::vector<int32_t>>> pieces;
+  std::vector<cli::Line> lines;
 };
 
 // Log-probabilities of targets given sources (attn score).

@@ -1,5 +1,7 @@
 #include "metrics.h"
 
+#include <malloc.h>
+
 #include <cstdio>
 
 #include "attn/tensor/tensor.h"
@@ -104,6 +106,14 @@ std::string Metrics::render(const std::function<size_t(const std::string&)>& que
   out += "attn_serve_tensor_bytes{kind=\"live\"} " + number(static_cast<double>(t.live)) + "\n";
   out += "attn_serve_tensor_bytes{kind=\"peak\"} " + number(static_cast<double>(t.peak_live)) + "\n";
   out += "attn_serve_tensor_bytes{kind=\"cached\"} " + number(static_cast<double>(t.cached)) + "\n";
+  // glibc's heap (mallinfo2): blocks in use, freed blocks it keeps, and large blocks it mapped.
+  const struct mallinfo2 h = mallinfo2();
+  out += "# HELP attn_serve_heap_bytes The C heap: in use, free but kept, mapped for large blocks.\n"
+         "# TYPE attn_serve_heap_bytes gauge\n";
+  out += "attn_serve_heap_bytes{kind=\"in_use\"} " + number(static_cast<double>(h.uordblks + h.hblkhd)) + "\n";
+  out += "attn_serve_heap_bytes{kind=\"free\"} " + number(static_cast<double>(h.fordblks)) + "\n";
+  out += "attn_serve_heap_bytes{kind=\"mapped\"} " + number(static_cast<double>(h.hblkhd)) + "\n";
+  out += "attn_serve_heap_bytes{kind=\"arena\"} " + number(static_cast<double>(h.arena)) + "\n";
   return out;
 }
 

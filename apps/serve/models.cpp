@@ -69,4 +69,19 @@ std::unique_ptr<ServedModel> load_served_model(const ModelSpec& spec) {
   return m;
 }
 
+void load_served_shortlist(const std::string& text, const std::vector<std::unique_ptr<ServedModel>>& models) {
+  const size_t eq = text.find('=');
+  check(eq != std::string::npos && eq > 0 && eq + 1 < text.size(), "--shortlist needs NAME=FILE, got '", text, "'");
+  const std::string name = text.substr(0, eq), file = text.substr(eq + 1);
+  for (const auto& m : models) {
+    if (m->name != name) continue;
+    check(m->seq2seq.has_value(), "--shortlist '", text, "': model '", name, "' is a classifier");
+    check(!m->shortlist.has_value(), "--shortlist: model '", name, "' is given two");
+    const Seq2SeqCommon c = m->seq2seq->common();
+    m->shortlist.emplace(load_shortlist(file, c.src_vocab, c.tgt_vocab));
+    return;
+  }
+  fail("--shortlist '", text, "': no --model is named '", name, "'");
+}
+
 }  // namespace attn::serve

@@ -2,6 +2,8 @@
 // then on (every request reads it; only its model's batcher thread computes with it).
 //   --model NAME=DIR         the precision DIR/config.json records (attn convert), fp32 if none
 //   --model NAME=DIR:int8    int8 (or fp32, bf16) whatever the directory stores
+//   --shortlist NAME=FILE    model NAME decodes over the shortlist FILE (attn shortlist), as
+//                            attn translate --shortlist FILE; a request may turn it off
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/data/tokenizer.h"
+#include "attn/decode/shortlist.h"
 #include "attn/kernels/precision.h"
 #include "attn/models/classifier_dir.h"
 #include "attn/models/seq2seq.h"
@@ -32,6 +35,7 @@ struct ServedModel {
   std::optional<Seq2Seq> seq2seq;              // a translation model (Transformer or RNN)
   std::optional<data::Tokenizer> tokenizer;    // its SentencePiece model; none: token ids only
   std::optional<ClassifierModel> classifier;   // or a classifier
+  std::optional<Shortlist> shortlist;          // --shortlist NAME=FILE
 
   // "transformer", "rnn" or "classifier".
   std::string kind() const;
@@ -41,5 +45,8 @@ struct ServedModel {
 
 // Loads and prepares (Use::inference) the model of a spec; errors name the directory.
 std::unique_ptr<ServedModel> load_served_model(const ModelSpec& spec);
+
+// One --shortlist value, NAME=FILE, loaded for the translation model of that name among `models`.
+void load_served_shortlist(const std::string& text, const std::vector<std::unique_ptr<ServedModel>>& models);
 
 }  // namespace attn::serve

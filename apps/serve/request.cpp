@@ -3,14 +3,10 @@
 #include "attn/data/text_file.h"
 
 namespace attn::serve {
-namespace {
-
 std::string shown(const nlohmann::json& v) {
   std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return s.size() > 60 ? s.substr(0, 60) + "..." : s;
 }
-
-}  // namespace
 
 nlohmann::json parse_body(const std::string& body) {
   nlohmann::json j;

@@ -24,6 +24,9 @@ struct RequestLimits {
   size_t max_line_bytes = 4096;     // bytes of one sentence
 };
 
+// A value as an error message shows it: its JSON, cut to 60 characters.
+std::string shown(const nlohmann::json& v);
+
 // The body as a JSON object (400 naming the parse error otherwise; invalid UTF-8 is one).
 nlohmann::json parse_body(const std::string& body);
 

@@ -26,26 +26,6 @@
 namespace attn::python {
 namespace {
 
-// Keyword argument -> translate's flag. CTranslate2's names where it has the option.
-const std::vector<std::pair<std::string, std::string>> kOptions = {
-    {"beam_size", "--beam"},
-    {"num_hypotheses", "--n-best"},
-    {"length_penalty", "--length-penalty"},
-    {"max_decoding_length", "--max-len"},
-    {"max_length", "--max-len"},
-    {"min_decoding_length", "--min-len"},
-    {"max_len_a", "--max-len-a"},
-    {"max_len_b", "--max-len-b"},
-    {"sampling_topk", "--sampling-topk"},
-    {"sampling_topp", "--sampling-topp"},
-    {"sampling_temperature", "--sampling-temperature"},
-    {"seed", "--seed"},
-    {"no_repeat_ngram_size", "--no-repeat-ngram"},
-    {"repetition_penalty", "--repetition-penalty"},
-    {"alignment_layer", "--alignment-layer"},
-    {"on_long", "--on-long"},
-};
-
 struct Translator {
   std::vector<std::string> dirs;
   std::string precision, weights;  // as --precision ("" the model's own) and --weights
@@ -75,14 +55,15 @@ cli::TranslateFlags parse_options(const Translator& t, const py::kwargs& options
   if (!t.weights.empty()) argv.args.insert(argv.args.end(), {"--weights", t.weights});
   for (const auto& [key, value] : options) {
     const std::string name = py::str(key);
-    auto it = kOptions.begin();
-    while (it != kOptions.end() && it->first != name) ++it;
-    if (it == kOptions.end())
+    const auto& names = cli::translate_option_names();
+    auto it = names.begin();
+    while (it != names.end() && it->name != name) ++it;
+    if (it == names.end())
       throw py::type_error(std::string(function) + "() got an unexpected keyword argument '" + name + "'");
     if (value.is_none()) continue;
     if (py::isinstance<py::bool_>(value))
       throw py::value_error(name + " must be a number, got " + std::string(py::str(value)));
-    argv.args.insert(argv.args.end(), {it->second, py::str(value)});
+    argv.args.insert(argv.args.end(), {it->flag, py::str(value)});
   }
   argv.args.insert(argv.args.end(), extra.begin(), extra.end());
   cli::TranslateFlags f;

@@ -154,5 +154,53 @@ TEST(DynamicBatcher, TheWaitIsBoundedByMaxWait) {
   EXPECT_LT(ms, 1000) << "the job waited far past --max-wait-ms";
 }
 
+// Jobs that each make a full batch (max_batch_sentences 1), each batch taking 50 ms: two batchers
+// compute two at once; with batching off there is one, whatever `batchers` says.
+int most_at_once(bool batching) {
+  std::atomic<int> running{0}, most{0};
+  BatchLimits limits{100, 0, 1000, batching};
+  limits.max_batch_sentences = 1;
+  limits.batchers = 2;
+  Batcher b(limits, [&](const std::vector<std::shared_ptr<Job>>& batch) {
+    const int now = ++running;
+    for (int seen = most; now > seen && !most.compare_exchange_weak(seen, now);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    --running;
+    for (const auto& j : batch) j->finish({200, nullptr, ""});
+  });
+  std::vector<std::shared_ptr<Job>> jobs;
+  for (int i = 0; i < 6; ++i) jobs.push_back(job("a", 1));
+  for (auto& j : jobs) EXPECT_TRUE(b.submit(j));
+  for (auto& j : jobs) EXPECT_EQ(j->future().get().status, 200);
+  return most;
+}
+
+TEST(DynamicBatcher, TwoBatchersComputeTwoBatchesAtOnceButNotWithoutBatching) {
+  EXPECT_EQ(most_at_once(true), 2);
+  EXPECT_EQ(most_at_once(false), 1);
+}
+
+// The batch waits for as many sentences as the previous batch answered plus those queued
+// meanwhile: after a batch of 3, the next is taken once 3 are queued, long before max_wait.
+TEST(DynamicBatcher, ABatchIsFullAtTheSentencesTheLastOneAnswered) {
+  Recorder rec;
+  Batcher b({1000, 2000, 1000, true}, rec.run());
+  std::vector<std::shared_ptr<Job>> first;
+  for (int i = 0; i < 3; ++i) first.push_back(job("a", 1));
+  for (auto& j : first) ASSERT_TRUE(b.submit(j));
+  for (auto& j : first) j->future().get();  // the first batch waited the whole 2 s for 32 sentences
+  std::vector<std::shared_ptr<Job>> next;
+  for (int i = 0; i < 3; ++i) next.push_back(job("a", 1));
+  const auto start = std::chrono::steady_clock::now();
+  for (auto& j : next) ASSERT_TRUE(b.submit(j));
+  for (auto& j : next) j->future().get();
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  b.stop();
+  ASSERT_EQ(rec.batches.size(), 2u);
+  EXPECT_EQ(rec.batches[1].size(), 3u);
+  EXPECT_LT(ms, 1000) << "the second batch waited for more than the 3 sentences expected";
+}
+
 }  // namespace
 }  // namespace attn::serve

@@ -2,10 +2,10 @@
 // single-sentence translation requests for a bounded time (25 s) or 10,000 requests. Every request
 // is answered; no status but 200 or the documented 503 (retried after Retry-After) appears; each
 // answer's tokens and text equal attn translate's on the same sentence and options (log-probs
-// within 1e-4, service_test.cpp says why). The server's resident memory after 1,000 and 10,000
-// requests is printed, not checked: it grows while the caches of per-shape matrix-product
-// primitives fill, then stays flat; bench/serve_bench.py --rss measures it over 30,000 requests
-// (docs/serve.md has the figures: the "within 10% of after 1,000" is not met).
+// within 1e-4, service_test.cpp says why). The server's resident memory and its heap (/metrics:
+// attn_serve_heap_bytes) after 1,000 and 10,000 requests are printed, not checked: the issue's
+// "within 10% of after 1,000" is not met (docs/serve.md, "Memory under load": the free heap glibc
+// kept is gone since steady_memory(), what still grows is memory in use, outside the tensors).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -72,8 +72,16 @@ TEST(ServeLoad, SixtyFourClientsEveryAnswerIsTheCliOne) {
       }
       wrong += !same;
       const int n = ++answered;
-      if (n == 1000) rss_at_1000 = server.resident_mib();
-      if (n == kRequests) rss_at_10000 = server.resident_mib();
+      if (n == 1000 || n == kRequests) {
+        (n == 1000 ? rss_at_1000 : rss_at_10000) = server.resident_mib();
+        auto m = server.client()->Get("/metrics");
+        std::lock_guard<std::mutex> lock(report);
+        for (size_t at = m ? m->body.find("attn_serve_heap_bytes{") : std::string::npos; at != std::string::npos;
+             at = m->body.find("attn_serve_heap_bytes{", at + 1))
+          std::printf("after %d: %s\n", n, m->body.substr(at, m->body.find('\n', at) - at).c_str());
+        const size_t t = m ? m->body.find("attn_serve_tensor_bytes{kind=\"cached\"}") : std::string::npos;
+        if (t != std::string::npos) std::printf("after %d: %s\n", n, m->body.substr(t, m->body.find('\n', t) - t).c_str());
+      }
     }
   };
   std::vector<std::thread> clients;
