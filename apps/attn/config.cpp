@@ -113,8 +113,11 @@ void set_field(const BoundKey& k, const nlohmann::json& v, const std::string& wh
       [&](auto* p) {
         using T = std::remove_pointer_t<decltype(p)>;
         if constexpr (std::is_same_v<T, bool>) {
-          check(v.is_boolean(), where, ": key '", key, "' must be true or false, got ", v.dump());
-          *p = v.get<bool>();
+          // YAML 1.1's other words for them, which the reader leaves as text
+          const std::string w = v.is_string() ? v.get<std::string>() : "";
+          const bool yes = w == "yes" || w == "on", no = w == "no" || w == "off";
+          check(v.is_boolean() || yes || no, where, ": key '", key, "' must be true or false, got ", v.dump());
+          *p = v.is_boolean() ? v.get<bool>() : yes;
         } else if constexpr (std::is_integral_v<T>) {
           *p = static_cast<T>(checked_integer(k, v, where));
         } else if constexpr (std::is_floating_point_v<T>) {

@@ -23,8 +23,10 @@ nlohmann::json scalar_value(const yaml_event_t& e) {
     return errno == ERANGE ? nlohmann::json(s) : nlohmann::json(v);
   }
   if (std::regex_match(s, real)) return std::strtod(s.c_str(), nullptr);
-  if (s == "true" || s == "True" || s == "yes" || s == "on") return true;
-  if (s == "false" || s == "False" || s == "no" || s == "off") return false;
+  // YAML 1.2's core schema: only true/false are booleans, so a file or directory called "on" or
+  // "no" stays text (keys that take true/false also take yes/no/on/off, apps/attn/config.cpp).
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
   if (s == "null" || s == "~" || s.empty()) return nullptr;
   return s;
 }

@@ -111,6 +111,18 @@ TEST(ConfigKeys, NumbersKeepTheirType) {
   EXPECT_EQ(r.o.schedule.lr, 1.0);
   EXPECT_EQ(r.o.tokenizer, "2024");  // a file name made of digits stays a string
   EXPECT_EQ(r.o.clock, BudgetClock::cpu);
+  // YAML 1.1's yes/no/on/off: text for a text key (a directory called "on" stays "on"), true or
+  // false for a key that takes one.
+  r = load_translation_run("", {"train.max_steps=10", "model_dir=on", "data.tokenizer=no", "model.norm_first=off",
+                                "train.allreduce_overlap=yes"});
+  EXPECT_EQ(r.o.model_dir, "on");
+  EXPECT_EQ(r.o.tokenizer, "no");
+  EXPECT_FALSE(r.model.transformer.norm_first);
+  EXPECT_TRUE(r.o.allreduce.overlap);
+  r = load_translation_run("", {"train.max_steps=10", "model.norm_first=on", "train.allreduce_overlap=false"});
+  EXPECT_TRUE(r.model.transformer.norm_first);
+  EXPECT_FALSE(r.o.allreduce.overlap);
+  EXPECT_NE(error_of(translation_keys(), "model.norm_first=maybe").find("must be true or false"), std::string::npos);
 }
 
 TEST(ConfigKeys, FileThenSetAndUnknownKeys) {
