@@ -160,10 +160,12 @@ void add_prefixes(TranslateWork& w, const nlohmann::json& body, const ServedMode
 }  // namespace
 
 TranslateWork translate_work(const nlohmann::json& body, const ServedModel& m, const RequestLimits& limits) {
-  for (const auto& [key, value] : body.items())
+  for (const auto& item : body.items()) {
+    const std::string& key = item.key();  // a named variable: a lambda may not capture a structured binding (C++17)
     if (!kOtherFields.count(key) &&
         std::none_of(field_names().begin(), field_names().end(), [&](const auto& o) { return o.name == key; }))
       throw HttpError(400, "unknown field \"" + key + "\" (docs/serve.md lists the fields of /v1/translate)");
+  }
   const cli::TranslateFlags f = parse_options(body, m);
   TranslateWork w;
   w.search = f.search;
