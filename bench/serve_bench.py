@@ -178,7 +178,7 @@ def main():
     ap.add_argument("--max-len", type=int, default=0)
     ap.add_argument("--threads", type=int, default=0, help="the servers' --threads (0: attn serve's default)")
     ap.add_argument("--rss", type=int, default=0, help="only the memory check, over this many requests")
-    ap.add_argument("--server-flags", default="", help="more flags for attn serve (--rss)")
+    ap.add_argument("--server-flags", default="", help="more flags for attn serve with batching on (and --rss)")
     a = ap.parse_args()
     sentences = [l.rstrip("\n") for l in open(a.sentences, encoding="utf-8") if l.strip()][: a.count]
     if a.rss:
@@ -188,7 +188,8 @@ def main():
     # Both servers run side by side, idle but for the one measured, and the two modes alternate at
     # each client count (then the CLI again), so that a load on the machine that comes and goes
     # falls on both alike.
-    modes = (("on", []), ("off", ["--no-batching"]), ("off, --threads 2", ["--no-batching", "--threads", "2"]))
+    modes = (("on", a.server_flags.split()), ("off", ["--no-batching"]),
+             ("off, --threads 2", ["--no-batching", "--threads", "2"]))
     servers = {mode: start_server(a, extra) for mode, extra in modes}
     rates = [(cli_rate(a, sentences, 1), cli_rate(a, sentences, 2))]
     for proc, port, log in servers.values():

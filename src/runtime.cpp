@@ -5,6 +5,7 @@
 #include "attn/error.h"
 #include "attn/kernels/denormals.h"
 #include "attn/kernels/gemm.h"
+#include "attn/tensor/tensor.h"
 
 namespace attn {
 
@@ -19,6 +20,7 @@ void flush_denormals_everywhere() { flush_denormals(true); }
 
 void steady_memory() {
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);  // setting it turns glibc's moving threshold off
+  set_storage_cache_floor(0);
 }
 
 }  // namespace attn

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "attn/error.h"
+#include "attn/decode/stream.h"
 #include "attn/runtime.h"
 #include "compute.h"
 #include "translate_request.h"
@@ -25,9 +26,12 @@ Service::Service(std::vector<std::unique_ptr<ServedModel>> models, const Service
   for (const auto& m : models_) {
     const ServedModel* model = m.get();
     const int threads = options.threads;
-    auto setup = [threads] {
+    const int64_t rows = static_cast<int64_t>(options.batch.max_batch_sentences) * 4;  // beam 4, the default
+    auto setup = [threads, model, rows] {
       if (threads > 0) set_threads(threads);  // OpenMP's thread count is per thread: set it here
       flush_denormals_everywhere();
+      if (model->seq2seq && std::holds_alternative<Transformer>(model->seq2seq->net))
+        warm_up(std::get<Transformer>(model->seq2seq->net), rows);
     };
     auto on_batch = [this, name = m->name, last_trim = Clock::now()](const BatchStats& s) mutable {
       const Clock::time_point now = Clock::now();

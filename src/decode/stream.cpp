@@ -102,6 +102,15 @@ std::vector<StreamResult> SearchStream::step() {
   return done;
 }
 
+void warm_up(const Transformer& m, int64_t max_rows) {
+  NoGrad no_grad;
+  const int32_t token = m.config.eos_id;  // any id of the vocabulary
+  for (int64_t rows = 1; rows <= max_rows; ++rows) {
+    RowDecoder d = start_row_decoder(m, std::vector<std::vector<int32_t>>(static_cast<size_t>(rows), {token}), true);
+    d.step(std::vector<int32_t>(static_cast<size_t>(rows), m.config.bos_id));
+  }
+}
+
 size_t SearchStream::size() const { return s_->live.size() + s_->queued.size(); }
 
 size_t SearchStream::rows() const { return s_->live_rows() + s_->queued.size(); }

@@ -129,7 +129,7 @@ namespace {
 void make_room(Tensor& buffer, int64_t slots, int64_t h, int64_t dk, int64_t length) {
   const int64_t old_slots = buffer.defined() ? buffer.size(0) : 0, old_cap = buffer.defined() ? buffer.size(2) : 0;
   if (old_slots >= slots && old_cap > length) return;
-  const int64_t cap = old_cap > length ? old_cap : std::max<int64_t>(16, 2 * old_cap);
+  const int64_t cap = old_cap > length ? old_cap : std::max<int64_t>(16, old_cap + old_cap / 2);
   Tensor grown = Tensor::empty({std::max(slots, old_slots), h, cap, dk});
   if (old_slots > 0 && length > 0)
     grown.slice(0, 0, old_slots).slice(2, 0, length).copy_from(buffer.slice(2, 0, length));
@@ -147,12 +147,12 @@ void move_down(Tensor& buffer, int64_t shift, int64_t length) {
 }
 
 // Before writing buffer position `length`: when the buffer is full and no row reads its first
-// half any more, that half is dropped (so a decoder that rows keep joining runs in bounded memory);
-// otherwise make_room grows it.
+// quarter or more any more, those positions are dropped (so a decoder that rows keep joining runs
+// in memory bounded by its rows' longest history); otherwise make_room grows it by half.
 void drop_unread_positions(KVCache& cache) {
   if (cache.first.empty() || !cache.k.defined() || cache.length < cache.k.size(2)) return;
   const int64_t shift = *std::min_element(cache.first.begin(), cache.first.end());
-  if (2 * shift < cache.k.size(2)) return;
+  if (4 * shift < cache.k.size(2)) return;
   move_down(cache.k, shift, cache.length);
   move_down(cache.v, shift, cache.length);
   for (int64_t& f : cache.first) f -= shift;

@@ -84,6 +84,7 @@ struct BlockCache {
   size_t cached = 0;     // bytes held in `free`
   size_t live = 0;       // bytes of owned storages alive now
   size_t peak_live = 0;  // the most ever alive at once
+  size_t floor = kCacheFloor;
 
   void* take(size_t cls) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -106,7 +107,7 @@ struct BlockCache {
     {
       std::lock_guard<std::mutex> lock(mutex);
       live -= cls;
-      size_t limit = std::max(peak_live, kCacheFloor);
+      size_t limit = std::max(peak_live, floor);
       for (auto it = free.begin(); cached + cls > limit && it != free.end(); ++it) {
         if (it->first == cls) continue;
         while (!it->second.empty() && cached + cls > limit) {
@@ -136,6 +137,12 @@ BlockCache& block_cache() {
 }
 
 }  // namespace
+
+void set_storage_cache_floor(size_t bytes) {
+  BlockCache& c = block_cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.floor = bytes;
+}
 
 StorageCacheStats storage_cache_stats() {
   BlockCache& c = block_cache();

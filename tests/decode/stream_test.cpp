@@ -161,7 +161,7 @@ TEST(AddSentences, RowsStepAsAloneAndTheCacheStaysBounded) {
     rows = std::move(kept);
     most_positions = std::max(most_positions, joined.self.front().k.size(2));
   }
-  EXPECT_LE(most_positions, 4 * 21) << "the cache grew with the steps, not with the rows' histories";
+  EXPECT_LE(most_positions, 2 * 21) << "the cache grew with the steps, not with the rows' histories";
   EXPECT_LE(joined.memory_k.front().size(0), 2 * 21) << "memory rows are not reused";
 }
 

@@ -3,9 +3,8 @@
 // is answered; no status but 200 or the documented 503 (retried after Retry-After) appears; each
 // answer's tokens and text equal attn translate's on the same sentence and options (log-probs
 // within 1e-4, service_test.cpp says why). The server's resident memory and its heap (/metrics:
-// attn_serve_heap_bytes) after 1,000 and 10,000 requests are printed, not checked: the issue's
-// "within 10% of after 1,000" is not met (docs/serve.md, "Memory under load": the free heap glibc
-// kept is gone since steady_memory(), what still grows is memory in use, outside the tensors).
+// attn_serve_heap_bytes) after 1,000 and 10,000 requests are printed, and the resident memory
+// after 10,000 must be within 10% of after 1,000 (docs/serve.md, "Memory under load").
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -96,6 +95,10 @@ TEST(ServeLoad, SixtyFourClientsEveryAnswerIsTheCliOne) {
   EXPECT_EQ(failed, 0);
   EXPECT_EQ(wrong, 0) << first_wrong;
   EXPECT_GE(answered, kMinAnswered);
+  // Memory flat: within 10% of after 1,000 requests (a sanitizer's quarantine keeps freed memory,
+  // so only the plain build is held to it; a machine too slow for 10,000 in the time prints it).
+  if (!ATTN_SANITIZED && answered >= kRequests)
+    EXPECT_LE(rss_at_10000.load(), 1.10 * rss_at_1000.load()) << "resident memory grew by more than 10%";
   auto metrics = server.client()->Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("attn_serve_requests_total{route=\"/v1/translate\",code=\"200\"} " +

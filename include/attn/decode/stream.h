@@ -46,4 +46,11 @@ class SearchStream {
   std::unique_ptr<State> s_;
 };
 
+// Prepares the products of every batch a stream of up to max_rows decoder rows meets: one
+// decoding step at each row count from 1 to max_rows (one-token sentences), so that oneDNN
+// generates their code (per product shape, kernels/gemm_onednn.cpp) before a server's first
+// requests instead of during them, and its memory is at its steady size from the start. Run it on
+// the thread that will decode (its thread count is part of a product's shape).
+void warm_up(const Transformer& m, int64_t max_rows);
+
 }  // namespace attn

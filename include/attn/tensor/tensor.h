@@ -51,6 +51,11 @@ struct StorageCacheStats {
   size_t peak_live = 0;  // the most ever alive at once
 };
 StorageCacheStats storage_cache_stats();
+// The cache's limit is the most bytes ever in use at once, or this floor if more (64 MiB: a
+// training step's buffers of a small model are reused from the first step on). A process that
+// computes batches of every shape (a server) sets it to 0: blocks of new sizes then push out old
+// ones instead of piling up to the floor.
+void set_storage_cache_floor(size_t bytes);
 
 class Tensor {
  public:
