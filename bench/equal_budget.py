@@ -30,7 +30,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from twin_attn import bleu_chrf, import_into_attn, translate  # noqa: E402
 
-SETS, BEAMS = ("dev", "test_id"), (1, 4)
 
 
 def parse_args():
@@ -47,6 +46,8 @@ def parse_args():
     add("--lock", help="flock this file around each timed training (e.g. /work/bench.lock)")
     add("--reuse", action="store_true", help="keep finished runs and scores instead of redoing them")
     add("--no-score", action="store_true", help="train only")
+    add("--sets", nargs="+", default=["dev", "test_id"], help="sets scored (default dev test_id, whole)")
+    add("--beams", type=int, nargs="+", default=[1, 4], help="beams scored (default 1 4)")
     a = p.parse_args()
     a.attn, a.work = os.path.abspath(a.attn), os.path.abspath(a.work)
     return a
@@ -146,8 +147,8 @@ def score(a, info):
     """BLEU/chrF of the run's model on the whole dev and test_id sets, greedy and beam 4."""
     path = os.path.join(info["dir"], "scores.json")
     scores = json.load(open(path)) if a.reuse and os.path.exists(path) else {}
-    for s in SETS:
-        for beam in BEAMS:
+    for s in a.sets:
+        for beam in a.beams:
             key = f"{s}.beam{beam}"
             if key in scores:
                 continue
@@ -160,14 +161,16 @@ def score(a, info):
     return info
 
 
-def table(rows):
-    head = ("| system | budget (CPU min) | steps | model kept (step) | dev greedy BLEU / chrF | dev beam 4 | "
-            "test_id greedy | test_id beam 4 |\n|---|---|---|---|---|---|---|---|")
-    lines = [head]
+def table(a, rows):
+    names = [f"{s} {'greedy' if b == 1 else f'beam {b}'} BLEU / chrF" for s in a.sets for b in a.beams]
+    lines = ["| system | budget (CPU min) | steps | CPU s | model kept (step) | " + " | ".join(names) + " |",
+             "|---" * (5 + len(names)) + "|"]
     for r in rows:
-        cells = [f"{r['scores'][f'{s}.beam{b}'][0]:.2f} / {r['scores'][f'{s}.beam{b}'][1]:.2f}"
-                 if "scores" in r else "" for s in SETS for b in BEAMS]
-        lines.append(f"| {r['system']} | {r['minutes']:g} | {r['steps']:,} | {r['kept_step']} | " + " | ".join(cells) + " |")
+        sc = r.get("scores", {})
+        cells = [f"{sc[f'{s}.beam{b}'][0]:.2f} / {sc[f'{s}.beam{b}'][1]:.2f}" if f"{s}.beam{b}" in sc else ""
+                 for s in a.sets for b in a.beams]
+        lines.append(f"| {r['system']} | {r['minutes']:g} | {r['steps']:,} | {r['cpu_seconds']:.0f} | {r['kept_step']} | "
+                     + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -209,11 +212,12 @@ def main():
             check_same_data(pair["attn"], pair["twin"])
             pairs.append(pair)
         rows += [info if a.no_score else score(a, info) for info in pair.values()]
-    print(table(rows))
+    print(table(a, rows))
     print()
     for pair in pairs:
         print(curves(pair))
-    print("\nCommands (scored with attn translate --beam 1|4 and attn bleu --chrf on the whole dev and test_id):")
+    print(f"\nCommands (scored with attn translate --beam {'|'.join(map(str, a.beams))} and attn bleu --chrf "
+          f"on the whole {' and '.join(a.sets)}):")
     for r in rows:
         print(f"  {r['command']}")
     json.dump(rows, open(os.path.join(a.work, "results.json"), "w"), indent=2)
