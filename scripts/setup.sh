@@ -5,7 +5,7 @@
 # fuzz.smoke runs them for a minute; the README's test command asks for it). --sanitize builds all
 # of build-asan/ and runs the unit suite there (scripts/sanitize.sh).
 # --bench also installs what bench/compare.py runs beside attn: Debian's python3-torch and
-# python3-numpy, and CTranslate2 from PyPI in a venv (ATTN_CT2_VENV, default /work/venv-ct2).
+# python3-numpy (python3-sentencepiece: bench/torch_translation_twin.py), and CTranslate2 from PyPI in a venv (ATTN_CT2_VENV, default /work/venv-ct2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,7 +22,7 @@ for a in "$@"; do
   [ "$a" = --fuzz ] && fuzz=1
 done
 [ $fuzz = 1 ] || [ $sanitize = 1 ] && packages+=(clang libclang-rt-14-dev libomp-14-dev)
-[ $bench = 1 ] && packages+=(python3-torch python3-numpy python3-venv python3-pip)
+[ $bench = 1 ] && packages+=(python3-torch python3-numpy python3-sentencepiece python3-venv python3-pip)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
