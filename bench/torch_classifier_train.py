@@ -6,14 +6,15 @@ weight decay (L2 on the gradient, as attn), clipping and label smoothing, the we
 average (--ema-decay, attn's train.ema_decay: d_t = min(decay, (1 + t) / (10 + t)), validated and
 kept instead of the raw weights), dev evaluation every --validate-every batches and at each epoch's
 end, the model at the best dev loss kept, early stopping after --patience batches; --test scores
-that kept model once, at the end, on a held-out file. Only the random streams (initialisation,
-order, dropout) differ from attn's.
+that kept model once, at the end, on a held-out file. SIGTERM or SIGINT ends the run after the
+current batch (one more dev evaluation, then the summary and --test), for a machine too busy to
+let it finish. Only the random streams (initialisation, order, dropout) differ from attn's.
 
   OMP_WAIT_POLICY=passive nice -n 19 /usr/bin/python3 bench/torch_classifier_train.py \
       --train ../shared/data/cls-zh-poetry/train.tsv --dev ../shared/data/cls-zh-poetry/dev.tsv --epochs 3
 
 Prints a line per evaluation and, at the end, one JSON summary line (prefix "summary ")."""
-import argparse, copy, json, math, os, sys, time
+import argparse, copy, json, math, os, signal, sys, time
 
 import numpy as np
 import torch
@@ -101,6 +102,9 @@ def main():
     step, best, epochs_acc, started, train_time, seen = 0, dict(loss=math.inf, acc=0.0, step=0), [], time.time(), 0.0, 0
     per_epoch = (len(Y) + a.batch - 1) // a.batch
     stop = False
+    interrupted = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: interrupted.append(True))
     for epoch in range(1, a.epochs + 1):
         perm = torch.randperm(len(Y))
         for b in range(0, len(Y), a.batch):
@@ -125,7 +129,8 @@ def main():
                 kept = ema
             train_time += time.time() - t0
             seen += len(idx)
-            end = b + a.batch >= len(Y)
+            last = b + a.batch >= len(Y)
+            end = last or bool(interrupted)  # validate once more before stopping
             if end or (a.validate_every > 0 and step % a.validate_every == 0):
                 dl, da = evaluate(kept, Xd, Yd)
                 better = dl < best["loss"]
@@ -134,12 +139,16 @@ def main():
                     best_state = copy.deepcopy(kept.state_dict())
                 print(f"valid step {step}  epoch {step / per_epoch:.2f}  dev loss {dl:.4f}  dev acc {da * 100:.2f}%"
                       f"{'  new best' if better else ''}  ({time.time() - started:.0f} s)", flush=True)
-                if end:
+                if last:
                     epochs_acc.append(round(da, 4))
                 if a.patience > 0 and step - best["step"] >= a.patience:
                     print(f"early stop: no better dev loss for {a.patience} batches", flush=True)
                     stop = True
                     break
+            if interrupted:
+                print(f"interrupted at step {step}: summary and --test from the model kept so far", flush=True)
+                stop = True
+                break
         if stop:
             break
     summary = dict(best_dev_loss=round(best["loss"], 4), best_dev_accuracy=round(best["acc"], 4), best_step=best["step"],
