@@ -23,12 +23,19 @@ def main():
     p.add_argument("--train", required=True); p.add_argument("--dev", required=True)
     p.add_argument("--features", default="char2"); p.add_argument("--alpha", type=float, nargs="+", default=[1.0])
     p.add_argument("--test", help="held-out file scored once with the alpha best on dev")
+    p.add_argument("--top", type=int, default=0, help="keep only the N most frequent training features (0: all)")
     a = p.parse_args()
     train, dev = read_tsv(a.train), read_tsv(a.dev)
     counts, totals, docs = collections.defaultdict(collections.Counter), collections.Counter(), collections.Counter()
     for label, text in train:
         f = features(text, a.features)
         counts[label].update(f); totals[label] += len(f); docs[label] += 1
+    if a.top > 0:  # the other features are dropped from training and scoring alike
+        freq = sum(counts.values(), collections.Counter())
+        keep = {t for t, _ in freq.most_common(a.top)}
+        for c in counts:
+            counts[c] = collections.Counter({t: n for t, n in counts[c].items() if t in keep})
+            totals[c] = sum(counts[c].values())
     vocab = set().union(*counts.values())
     labels = sorted(counts)
     def correct(rows, alpha):
