@@ -8,10 +8,15 @@
 namespace attn::serve {
 
 Batcher::Batcher(BatchLimits limits, Run run, std::function<void()> setup,
-                 std::function<void(const BatchStats&)> on_batch)
-    : limits_(limits), run_(std::move(run)), setup_(std::move(setup)), on_batch_(std::move(on_batch)) {
-  const int n = limits_.batching ? std::max(1, limits_.batchers) : 1;
-  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { loop(); });
+                 std::function<void(const BatchStats&)> on_batch, MakeStream make_stream)
+    : limits_(limits),
+      run_(std::move(run)),
+      setup_(std::move(setup)),
+      on_batch_(std::move(on_batch)),
+      make_stream_(limits.batching ? std::move(make_stream) : MakeStream{}) {
+  const size_t n = limits_.batching ? static_cast<size_t>(std::max(1, limits_.batchers)) : 1;
+  load_.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) threads_.emplace_back([this, i] { loop(i); });
 }
 
 Batcher::~Batcher() { stop(); }
@@ -43,12 +48,25 @@ void Batcher::stop() {
     if (t.joinable()) t.join();
 }
 
-void Batcher::loop() {
+void Batcher::loop(size_t thread) {
   if (setup_) setup_();
+  const std::unique_ptr<Stream> stream = make_stream_ ? make_stream_() : nullptr;
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [&] { return !forming_ && (stopping_ || !queue_.empty()); });
-    if (queue_.empty()) return;  // stopping, and everything queued is taken
+    if (!stream || stream->sentences() == 0) {
+      changed_.wait(lock, [&] { return !forming_ && (stopping_ || !queue_.empty()); });
+      if (queue_.empty()) return;  // stopping, and everything queued is taken
+    }
+    if (stream) join(*stream, thread);
+    if (stream && stream->sentences() > 0) {
+      load_[thread] = stream->sentences();
+      lock.unlock();
+      step(*stream);
+      lock.lock();
+      load_[thread] = stream->sentences();
+      continue;
+    }
+    if (queue_.empty()) continue;
     forming_ = true;
     std::vector<std::shared_ptr<Job>> batch = take_batch(lock);
     forming_ = false;
@@ -58,9 +76,49 @@ void Batcher::loop() {
     compute(batch);
     lock.lock();
     last_end_ = Clock::now();
-    expected_ = queued_;  // what queued meanwhile, and (below) the sentences just answered
-    for (const auto& j : batch) expected_ += j->sentences;
+    // The clients just answered send again, some of them already (queued meanwhile, with others)
+    size_t answered = 0;
+    for (const auto& j : batch) answered += j->sentences;
+    expected_ = std::max(queued_, answered);
   }
+}
+
+void Batcher::join(Stream& stream, size_t thread) {
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    Job& j = **it;
+    if (j.abandoned) {  // its request timed out
+      queued_ -= j.sentences;
+      it = queue_.erase(it);
+      continue;
+    }
+    // it goes first once the stream is empty (a job of more sentences than a batch: in batches)
+    if (!stream.accepts(j) || j.sentences > limits_.max_batch_sentences) return;
+    const size_t sentences = stream.sentences();
+    if (sentences > 0) {
+      const bool room = sentences + j.sentences <= limits_.max_batch_sentences &&
+                        stream.tokens() + j.tokens <= limits_.max_batch_tokens;
+      const bool least = std::all_of(load_.begin(), load_.end(), [&](size_t l) { return sentences <= l; });
+      if (!room || !least) return;
+    }
+    queued_ -= j.sentences;
+    stream.add(*it);
+    load_[thread] = stream.sentences();
+    it = queue_.erase(it);
+  }
+}
+
+void Batcher::step(Stream& stream) {
+  BatchStats stats;
+  const Clock::time_point start = Clock::now();
+  try {
+    stats = stream.step();
+  } catch (const std::bad_alloc&) {
+    stream.fail({500, {{"error", "out of memory computing the batch"}}, ""});
+  } catch (const std::exception& e) {
+    stream.fail({500, {{"error", e.what()}}, ""});
+  }
+  stats.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (on_batch_) on_batch_(stats);
 }
 
 std::vector<std::shared_ptr<Job>> Batcher::take_batch(std::unique_lock<std::mutex>& lock) {

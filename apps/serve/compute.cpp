@@ -23,6 +23,25 @@ nlohmann::json attention_of(const ServedModel& m, const TranslateWork& w, size_t
   return cli::translation_doc(*m.seq2seq, w.tokenized ? &*m.tokenizer : nullptr, r);
 }
 
+}  // namespace
+
+void answer_translations(const ServedModel& m, Job& job, const std::vector<std::vector<Hypothesis>>& found,
+                         size_t first) {
+  const TranslateWork& w = std::get<TranslateWork>(job.work);
+  const cli::LineOutput out{&*m.seq2seq, w.tokenized ? &*m.tokenizer : nullptr, w.output};
+  nlohmann::json answer = nlohmann::json::array();
+  for (size_t i = 0; i < w.lines.size(); ++i) {
+    const cli::Line& line = w.lines[i];
+    // A sentence decoded in pieces has no alignment over the whole (as attn translate).
+    const std::vector<int32_t> source = line.pieces.size() == 1 ? line.pieces.front() : std::vector<int32_t>{};
+    answer.push_back(cli::line_json(out, line.number, source, found[first + i]));
+    if (w.attention) answer.back()["attention"] = attention_of(m, w, i);
+  }
+  job.finish({200, {{"model", m.name}, {"translations", std::move(answer)}}, ""});
+}
+
+namespace {
+
 // Every job's sentences decoded together by attn translate's own translate_sources (sorted by
 // length into searches of `group`, each line's target prefix, sampling key and shortlist as the
 // CLI gives them),
@@ -43,17 +62,8 @@ void translate_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job
   const std::vector<std::vector<Hypothesis>> found = cli::translate_sources(run, lines);
   size_t next = 0;
   for (const auto& job : batch) {
-    const TranslateWork& w = std::get<TranslateWork>(job->work);
-    const cli::LineOutput out{&*m.seq2seq, tokenizer, w.output};
-    nlohmann::json answer = nlohmann::json::array();
-    for (size_t i = 0; i < w.lines.size(); ++i, ++next) {
-      const cli::Line& line = w.lines[i];
-      // A sentence decoded in pieces has no alignment over the whole (as attn translate).
-      const std::vector<int32_t> source = line.pieces.size() == 1 ? line.pieces.front() : std::vector<int32_t>{};
-      answer.push_back(cli::line_json(out, line.number, source, found[next]));
-      if (w.attention) answer.back()["attention"] = attention_of(m, w, i);
-    }
-    job->finish({200, {{"model", m.name}, {"translations", std::move(answer)}}, ""});
+    answer_translations(m, *job, found, next);
+    next += std::get<TranslateWork>(job->work).lines.size();
   }
 }
 

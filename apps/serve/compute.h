@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "batcher.h"
 #include "job.h"
 #include "models.h"
 
@@ -14,5 +15,17 @@ namespace attn::serve {
 // group: sentences searched together at most; a larger batch (one large request) is sorted by
 // length into searches of that many, as attn translate --batch does.
 void compute_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch, size_t group);
+
+// Finishes a translation job with its answer: its lines' hypotheses found[first ...], each line's
+// JSON object as attn translate --output-format jsonl prints it.
+void answer_translations(const ServedModel& m, Job& job, const std::vector<std::vector<Hypothesis>>& found,
+                         size_t first);
+
+// The continuous batch of a Transformer's translations (decode/stream.h, batcher.h's Stream):
+// jobs searched with the same options, without sampling, shortlist or attention, join it; each
+// sentence (each piece of a long one) is one sentence of the search, and a job is answered as
+// the CLI would answer it once its last sentence is done. Null for a model that has none (an
+// RNN, a classifier).
+std::unique_ptr<Stream> translation_stream(const ServedModel& m);
 
 }  // namespace attn::serve

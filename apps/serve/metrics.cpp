@@ -64,7 +64,7 @@ void Metrics::latency(double seconds) {
 void Metrics::batch(const std::string& model, const BatchStats& s, Clock::time_point now) {
   std::lock_guard<std::mutex> lock(mutex_);
   PerModel& m = models_[model];
-  m.batch_sentences.observe(static_cast<double>(s.sentences));
+  m.batch_sentences.observe(static_cast<double>(s.together > 0 ? s.together : s.sentences));
   m.sentences += static_cast<double>(s.sentences);
   m.tokens += static_cast<double>(s.tokens);
   m.seconds += s.seconds;

@@ -2,7 +2,8 @@
 //   attn_serve_requests_total{route,code}      requests answered, by route and HTTP status
 //   attn_serve_request_seconds                 histogram of the time to answer (all routes)
 //   attn_serve_queue_sentences{model}          sentences queued, not yet computing (a gauge)
-//   attn_serve_batch_sentences{model}          histogram of sentences per computed batch
+//   attn_serve_batch_sentences{model}          histogram of sentences per computed batch (a
+//                                              continuous batch: per step, those decoded together)
 //   attn_serve_sentences_total{model}, attn_serve_tokens_total{model}   computed (source tokens)
 //   attn_serve_compute_seconds_total{model}    time the model's batcher spent computing
 //   attn_serve_tokens_per_second{model}        source tokens computed per second, last 10 s

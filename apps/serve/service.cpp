@@ -45,8 +45,7 @@ Service::Service(std::vector<std::unique_ptr<ServedModel>> models, const Service
         [model, group = options.batch.max_batch_sentences](const std::vector<std::shared_ptr<Job>>& b) {
           compute_batch(*model, b, group);
         },
-        setup,
-        on_batch);
+        setup, on_batch, [model] { return translation_stream(*model); });
   }
 }
 

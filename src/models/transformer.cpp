@@ -22,6 +22,17 @@ Var embed(const Transformer& m, const Var& table, const Tensor& ids, int64_t fir
   return apply_dropout(add(x, pos), ctx);
 }
 
+// The same for one token per row, row b at its own position positions[b] (rows that joined a
+// running decoder at different steps): x_b = Embed(id_b) sqrt(d_model) + PE[positions[b]].
+Var embed_rows(const Transformer& m, const std::vector<int32_t>& ids, const std::vector<int64_t>& positions) {
+  const int64_t B = static_cast<int64_t>(ids.size()), d = m.config.d_model;
+  for (int64_t p : positions)
+    check(p < m.config.max_len, "transformer: position ", p + 1, " beyond max_len ", m.config.max_len);
+  Var x = scale(embedding(m.tgt_embed, Tensor::from_ids(ids, {B, 1})), std::sqrt(static_cast<float>(d)));
+  const Tensor& table = m.config.positions == Positions::learned ? m.pos_embed.value() : m.pe;
+  return add(x, Var(select_rows(table, positions).reshape({B, 1, d})));
+}
+
 // x + Dropout(Sublayer(x)), with the LayerNorm after (post-LN) or before the sub-layer (pre-LN).
 // f(h, c) is the sub-layer; c asks it for Dropout of its output, fused into its last linear layer.
 template <typename F>
@@ -161,7 +172,10 @@ Tensor decode_step_hidden(const Transformer& m, DecoderState& s, const std::vect
   NoGrad no_grad;
   Context ctx;  // inference: no dropout
   int64_t B = static_cast<int64_t>(tokens.size());
-  Var y = embed(m, m.tgt_embed, Tensor::from_ids(tokens, {B, 1}), s.position, ctx);  // [B, 1, d]
+  check(s.row_positions.empty() || static_cast<int64_t>(s.row_positions.size()) == B, "decode_step: ", B,
+        " tokens for ", s.row_positions.size(), " rows");
+  Var y = s.row_positions.empty() ? embed(m, m.tgt_embed, Tensor::from_ids(tokens, {B, 1}), s.position, ctx)
+                                  : embed_rows(m, tokens, s.row_positions);  // [B, 1, d]
   AttentionMask cross{s.src_pad, false};
   for (size_t i = 0; i < m.decoder.size(); ++i) {
     const DecoderLayer& l = m.decoder[i];
@@ -176,12 +190,14 @@ Tensor decode_step_hidden(const Transformer& m, DecoderState& s, const std::vect
     y = sublayer(m, y, l.norm3, ctx, [&](const Var& h, const Context& c) { return forward(l.ff, h, c); });
   }
   s.position += 1;
+  for (int64_t& p : s.row_positions) ++p;
   return reshape(forward(m.decoder_norm, y), {B, m.config.d_model}).value();
 }
 
 void select_rows(DecoderState& s, const std::vector<int64_t>& rows) {
   select_rows(s.self, rows);
   s.memory_rows = select_entries(s.memory_rows, rows);
+  if (!s.row_positions.empty()) s.row_positions = select_entries(s.row_positions, rows);
 }
 
 }  // namespace attn

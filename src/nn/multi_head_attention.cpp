@@ -136,14 +136,37 @@ void make_room(Tensor& buffer, int64_t slots, int64_t h, int64_t dk, int64_t len
   buffer = grown;
 }
 
-// Position `length` of row r ([B, h, 1, d_k] step) goes to slot r. A (slot, position) is written
-// once, at the step of that position, so no row's history is ever overwritten; a beam's
-// reordering (select_rows) moves histories, not keys and values.
+// Buffer positions [shift, length) of every slot move to [0, length - shift): room at the end
+// once the rows that held the first positions have all left (continuous batching).
+void move_down(Tensor& buffer, int64_t shift, int64_t length) {
+  const int64_t rows = buffer.size(0) * buffer.size(1), cap = buffer.size(2), dk = buffer.size(3);
+  float* base = buffer.data<float>();
+  for (int64_t i = 0; i < rows; ++i)
+    std::memmove(base + i * cap * dk, base + (i * cap + shift) * dk,
+                 static_cast<size_t>((length - shift) * dk) * sizeof(float));
+}
+
+// Before writing buffer position `length`: when the buffer is full and no row reads its first
+// half any more, that half is dropped (so a decoder that rows keep joining runs in bounded memory);
+// otherwise make_room grows it.
+void drop_unread_positions(KVCache& cache) {
+  if (cache.first.empty() || !cache.k.defined() || cache.length < cache.k.size(2)) return;
+  const int64_t shift = *std::min_element(cache.first.begin(), cache.first.end());
+  if (2 * shift < cache.k.size(2)) return;
+  move_down(cache.k, shift, cache.length);
+  move_down(cache.v, shift, cache.length);
+  for (int64_t& f : cache.first) f -= shift;
+  cache.length -= shift;
+}
+
+// Row r's newest key and value ([B, h, 1, d_k] step) go to slot r at buffer position `length`.
 void append(KVCache& cache, const Tensor& k, const Tensor& v) {
-  const int64_t B = k.size(0), h = k.size(1), dk = k.size(3), t = cache.length;
+  const int64_t B = k.size(0), h = k.size(1), dk = k.size(3);
   if (cache.history.empty()) cache.history.resize(static_cast<size_t>(B));
   check(static_cast<int64_t>(cache.history.size()) == B, "self_attention_step: ", B, " rows for a cache of ",
         cache.history.size());
+  drop_unread_positions(cache);
+  const int64_t t = cache.length;
   make_room(cache.k, B, h, dk, t);
   make_room(cache.v, B, h, dk, t);
   cache.k.slice(0, 0, B).slice(2, t, t + 1).copy_from(k);
@@ -154,6 +177,7 @@ void append(KVCache& cache, const Tensor& k, const Tensor& v) {
 
 // The cache's keys or values as [B, h, length, d_k], each row's history gathered.
 Tensor gathered(const Tensor& buffer, const KVCache& cache) {
+  check(cache.first.empty(), "self_attention_step: attention weights of rows that joined at different steps");
   const int64_t B = static_cast<int64_t>(cache.history.size()), h = buffer.size(1), dk = buffer.size(3);
   Tensor out = Tensor::empty({B, h, cache.length, dk});
   for (int64_t b = 0; b < B; ++b)
@@ -184,8 +208,10 @@ Tensor self_attention_step(const MultiHeadAttention& m, const Tensor& x, KVCache
     a.v = heads_of(cache.v);
     a.B = x.size(0);
     a.H = m.heads;
-    a.keys = cache.length;
+    a.keys = 0;
+    for (const auto& h : cache.history) a.keys = std::max(a.keys, static_cast<int64_t>(h.size()));
     a.history = &cache.history;
+    a.first = cache.first.empty() ? nullptr : cache.first.data();
     Tensor heads = attention_one_query(a);
     return forward(m.out, Var(heads)).value();  // Concat(...) W^O
   }
@@ -256,6 +282,19 @@ Tensor select_rows(const Tensor& t, const std::vector<int64_t>& rows) {
 
 void select_rows(KVCache& cache, const std::vector<int64_t>& rows) {
   if (!cache.history.empty()) cache.history = select_entries(cache.history, rows);
+  if (!cache.first.empty()) cache.first = select_entries(cache.first, rows);
+}
+
+void add_rows(KVCache& cache, int64_t rows, int64_t n) {
+  if (cache.history.empty()) {
+    check(cache.length == 0, "add_rows: a cache of ", cache.length, " positions without rows");
+    cache.history.resize(static_cast<size_t>(rows));
+  }
+  check(static_cast<int64_t>(cache.history.size()) == rows, "add_rows: ", rows, " rows for a cache of ",
+        cache.history.size());
+  if (cache.first.empty()) cache.first.assign(cache.history.size(), 0);
+  cache.history.resize(static_cast<size_t>(rows + n));
+  cache.first.resize(static_cast<size_t>(rows + n), cache.length);
 }
 
 void select_rows(std::vector<KVCache>& caches, const std::vector<int64_t>& rows) {

@@ -320,17 +320,19 @@ void one_query_block(const OneQuery& a, int64_t b, int64_t h, float scale, std::
                      std::vector<const float*>& krow, std::vector<const float*>& vrow, float* ob) {
   const int64_t r = a.kv_rows ? a.kv_rows[b] : b;
   const float* qb = a.q.at(b, h);
+  int64_t keys = a.keys;
   if (a.history) {
     const std::vector<int32_t>& slots = (*a.history)[static_cast<size_t>(b)];
-    for (int64_t j = 0; j < a.keys; ++j) {
-      krow[static_cast<size_t>(j)] = a.k.at(slots[static_cast<size_t>(j)], h) + j * a.k.ld;
-      vrow[static_cast<size_t>(j)] = a.v.at(slots[static_cast<size_t>(j)], h) + j * a.v.ld;
+    const int64_t at = a.first ? a.first[b] : 0;
+    keys = static_cast<int64_t>(slots.size());
+    for (int64_t j = 0; j < keys; ++j) {
+      krow[static_cast<size_t>(j)] = a.k.at(slots[static_cast<size_t>(j)], h) + (at + j) * a.k.ld;
+      vrow[static_cast<size_t>(j)] = a.v.at(slots[static_cast<size_t>(j)], h) + (at + j) * a.v.ld;
     }
   }
   const int32_t* padb = a.key_padding.defined() ? a.key_padding.data<int32_t>() + r * a.keys : nullptr;
   // The keys up to the last one not padded: those after it would get p_j = exp(-inf) = 0,
   // which adds exactly nothing to the softmax's sum or to the output (the same bits).
-  int64_t keys = a.keys;
   if (padb)
     while (keys > 0 && padb[keys - 1]) --keys;
   // s_j = scale q . k_j, -inf for padded keys

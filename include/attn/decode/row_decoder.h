@@ -19,6 +19,10 @@ struct RowDecoder {
   std::function<Tensor(const std::vector<int32_t>&)> step;
   // Row i becomes old row rows[i]; same_sources: every row keeps its sentence (see step_decoder.h).
   std::function<void(const std::vector<int64_t>&, bool)> select_rows;
+  // Continuous batching: sentences (their sources) join as rows after the existing ones, each at
+  // its own first step from the next step on. Empty: this decoder cannot take sentences once
+  // started (only the cached Transformer's can, without shortlists).
+  std::function<void(const std::vector<std::vector<int32_t>>&)> add_sources;
   int32_t bos_id = 1, eos_id = 2;
   int64_t tgt_vocab = 0;
   int64_t max_len = 0;  // the decoder's positions: the most tokens an output can hold

@@ -91,6 +91,9 @@ struct DecoderState {
   Tensor src_pad;                          // [batch, src_len]
   std::vector<int64_t> memory_rows;        // decoder row r attends to memory row memory_rows[r]
   int64_t position = 0;                    // tokens fed so far
+  // Tokens fed so far to each row, once rows have joined at different steps (add_sentences);
+  // empty: every row at `position`.
+  std::vector<int64_t> row_positions;
 };
 DecoderState start_decoding(const Transformer& m, const Tensor& memory, const Tensor& src_pad);
 // Feeds one token per row ([batch] ids) and returns log-probabilities of the next [batch, tgt_vocab].
@@ -101,5 +104,10 @@ Tensor decode_step_hidden(const Transformer& m, DecoderState& state, const std::
 // Keeps rows `rows` of every cache (beam reordering, finished sentences leaving the batch). The
 // memory keys and values stay where they are; only the rows' indices into them move.
 void select_rows(DecoderState& state, const std::vector<int64_t>& rows);
+// Continuous batching: sentences join a decoder already running. memory [n, src_len, d_model] and
+// src_pad [n, src_len] as for start_decoding; each becomes a new row after the existing ones, at
+// its own position 0, its memory keys and values in a memory row no decoder row reads any more (or
+// a new one). Each row's steps then equal those of a decoder started on its sentence alone.
+void add_sentences(const Transformer& m, DecoderState& state, const Tensor& memory, const Tensor& src_pad);
 
 }  // namespace attn

@@ -34,14 +34,20 @@ enum class AttentionKind { self, cross };
 void prepare(MultiHeadAttention& m, AttentionKind kind, Precision p, Use use);
 
 // Keys and values of the positions decoded so far (incremental decoding), by slot: k, v [slots, h,
-// capacity, d_k], the first `length` positions filled.
-// Position t of row r is written at step t to slot r; history[r][t] is the slot that holds
-// row r's position t. select_rows (a beam's reordering) moves histories, never keys and values.
+// capacity, d_k], buffer positions [0, length) filled. Every step writes each row's newest key at
+// buffer position `length` of slot r (its row), so a (slot, position) is written once and no row's
+// history is ever overwritten. Row r's own position j is in slot history[r][j], at buffer position
+// first[r] + j: rows that joined at different steps (continuous batching, add_rows) hold histories
+// of different lengths. select_rows (a beam's reordering) moves histories, never keys and values.
 struct KVCache {
   Tensor k, v;
   int64_t length = 0;
   std::vector<std::vector<int32_t>> history;
+  std::vector<int64_t> first;  // empty: every row started at buffer position 0
 };
+
+// Adds n rows after the cache's `rows` rows, starting at the next step (their histories empty).
+void add_rows(KVCache& cache, int64_t rows, int64_t n);
 
 // MultiHead(x, x, x): x [batch, len, d_model] -> [batch, len, d_model].
 Var self_attention(const MultiHeadAttention& m, const Var& x, const AttentionMask& mask,

@@ -76,8 +76,10 @@ struct OneQuery {
   float scale = 0.0f;              // 0: 1/sqrt(d_k)
   Tensor key_padding;              // i32 [rows of k, keys], nonzero = padding; may be undefined
   const int64_t* kv_rows = nullptr;  // row b reads keys, values and padding of row kv_rows[b] (null: b)
-  // A KV cache's (self-attention): row b's key and value at position j are in slot history[b][j].
+  // A KV cache's (self-attention): row b's key and value j (of history[b].size()) are in slot
+  // history[b][j], at position first[b] + j (first null: j).
   const std::vector<std::vector<int32_t>>* history = nullptr;
+  const int64_t* first = nullptr;
 };
 Tensor attention_one_query(const OneQuery& a);
 

@@ -1,0 +1,174 @@
+#include "search_steps.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "attn/error.h"
+#include "attn/parallel.h"
+
+namespace attn::detail {
+namespace {
+
+struct Candidate {
+  size_t parent;  // index into alive
+  int32_t token;
+  double logprob;  // the parent's plus this token's
+};
+
+// The k best (value, index) of row[0..V), best first; equal values: lower index first.
+std::vector<std::pair<float, int32_t>> top_k(const float* row, int64_t V, int k) {
+  std::vector<std::pair<float, int32_t>> best;  // kept sorted, best first
+  best.reserve(static_cast<size_t>(k) + 1);
+  for (int64_t v = 0; v < V; ++v) {
+    if (static_cast<int>(best.size()) == k && !(row[v] > best.back().first)) continue;
+    auto at = std::find_if(best.begin(), best.end(), [&](const auto& b) { return row[v] > b.first; });
+    best.insert(at, {row[v], static_cast<int32_t>(v)});
+    if (static_cast<int>(best.size()) > k) best.pop_back();
+  }
+  return best;
+}
+
+using TopK = std::vector<std::pair<float, int32_t>>;
+
+// The k best tokens of every row of the step's log-probs [rows, V], rows split over the threads.
+std::vector<TopK> top_k_rows(const Tensor& logp, int k) {
+  const int64_t rows = logp.size(0), V = logp.size(1);
+  std::vector<TopK> best(static_cast<size_t>(rows));
+  const float* p = logp.data<float>();
+  RegionErrors errors;
+#pragma omp parallel for schedule(static) if (rows * V >= (1 << 16))
+  for (int64_t r = 0; r < rows; ++r) errors.guard([&] { best[static_cast<size_t>(r)] = top_k(p + r * V, V, k); });
+  errors.rethrow();
+  return best;
+}
+
+// One step of torch_ref.py's beam_search for one sentence, given the k best tokens of every row
+// of the step's log-probs; s.steps counts this step.
+void advance(SentenceSearch& s, const std::vector<TopK>& best, int k, double alpha, int32_t eos) {
+  // Each live prefix proposes its k best next tokens.
+  std::vector<Candidate> cands;
+  for (size_t j = 0; j < s.alive.size(); ++j)
+    for (const auto& [value, token] : best[static_cast<size_t>(s.alive[j].row)])
+      if (value != -std::numeric_limits<float>::infinity())  // banned (decode/constraints.h)
+        cands.push_back({j, token, s.alive[j].logprob + static_cast<double>(value)});
+  std::stable_sort(cands.begin(), cands.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.logprob > b.logprob; });
+  // Walked in order: eos -> finished, else -> the new beam, until it holds k.
+  std::vector<Prefix> alive;
+  for (const Candidate& c : cands) {
+    const Prefix& parent = s.alive[c.parent];
+    if (c.token == eos) {
+      int64_t len = static_cast<int64_t>(parent.tokens.size()) + 1;  // counting the eos
+      s.finished.push_back({parent.tokens, c.logprob, c.logprob / length_penalty(len, alpha)});
+    } else {
+      Prefix p{parent.tokens, c.logprob, parent.row};  // row: the parent's, until reordered
+      p.tokens.push_back(c.token);
+      alive.push_back(std::move(p));
+    }
+    if (static_cast<int>(alive.size()) == k) break;
+  }
+  std::stable_sort(s.finished.begin(), s.finished.end(),
+                   [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+  if (static_cast<int>(s.finished.size()) > k) s.finished.resize(static_cast<size_t>(k));
+  s.alive = std::move(alive);
+  // An unfinished prefix can only lose log-prob; with alpha > 0 its penalty can still grow.
+  double best_possible = -1e30;
+  for (const Prefix& p : s.alive) {
+    int64_t len = alpha > 0 ? s.max_len : static_cast<int64_t>(p.tokens.size()) + 1;
+    best_possible = std::max(best_possible, p.logprob / length_penalty(len, alpha));
+  }
+  bool beaten = static_cast<int>(s.finished.size()) == k && s.finished.back().score >= best_possible;
+  s.done = beaten || s.alive.empty() || s.steps >= s.max_len;
+}
+
+// Rewrites the step's log-probs by the forced prefixes and decode/constraints.h; untouched when
+// neither applies, so the plain search stays exactly torch_ref.py's.
+void constrain(Tensor& logp, const std::vector<SentenceSearch>& sentences, const Constraints& c) {
+  bool prefixes = false;
+  for (const SentenceSearch& s : sentences) prefixes = prefixes || (!s.done && !s.prefix.empty());
+  if (!prefixes && !c.any()) return;
+  std::vector<const std::vector<int32_t>*> histories;
+  std::vector<int32_t> forced;
+  for (const SentenceSearch& s : sentences) {
+    if (s.done) continue;
+    for (const Prefix& p : s.alive) {
+      histories.push_back(&p.tokens);
+      forced.push_back(p.tokens.size() < s.prefix.size() ? s.prefix[p.tokens.size()] : -1);
+    }
+  }
+  constrain_rows(logp, histories, forced, c);
+}
+
+}  // namespace
+
+SentenceSearch start_sentence(int64_t row, int64_t max_len, std::vector<int32_t> prefix) {
+  SentenceSearch s;
+  s.alive.push_back({{}, 0.0, row});
+  s.max_len = max_len;
+  s.prefix = std::move(prefix);
+  return s;
+}
+
+int64_t max_len_of(int64_t positions, int64_t source_len, size_t prefix_len, const SearchOptions& o) {
+  int64_t n = o.max_len;
+  if (n > 0) {
+    check(n <= positions, "search: max_len ", n, " beyond the model's positions (max_len ", positions,
+          " in its config)");
+  } else {
+    n = std::max<int64_t>(1, static_cast<int64_t>(std::floor(o.max_len_a * static_cast<double>(source_len))) + o.max_len_b);
+  }
+  n = std::max<int64_t>(n, static_cast<int64_t>(prefix_len) + 1);
+  check(static_cast<int64_t>(prefix_len) < positions, "search: a target prefix of ", prefix_len,
+        " tokens leaves no room in the model's ", positions, " positions");
+  return std::min<int64_t>(n, positions);
+}
+
+bool search_step(RowDecoder& decoder, std::vector<SentenceSearch>& sentences, const SearchOptions& o,
+                 const Constraints& constraints) {
+  // Feed the last token of every live prefix (bos first), one decoder row each.
+  std::vector<int32_t> tokens;
+  for (const SentenceSearch& s : sentences) {
+    if (s.done) continue;
+    for (const Prefix& p : s.alive) tokens.push_back(p.tokens.empty() ? decoder.bos_id : p.tokens.back());
+  }
+  if (tokens.empty()) return false;
+  Tensor logp = decoder.step(tokens);  // [rows, tgt_vocab]
+  constrain(logp, sentences, constraints);
+  const std::vector<TopK> best = top_k_rows(logp, o.beam);
+  // Advance each sentence; the survivors' parents are the rows kept for the next step.
+  std::vector<int64_t> rows;
+  bool same_sources = true;  // each sentence keeps as many rows as it had
+  for (SentenceSearch& s : sentences) {
+    if (s.done) continue;
+    size_t before = s.alive.size();
+    s.steps += 1;
+    advance(s, best, o.beam, o.length_penalty, decoder.eos_id);
+    same_sources = same_sources && !s.done && s.alive.size() == before;
+    if (s.done) continue;
+    for (Prefix& p : s.alive) {
+      rows.push_back(p.row);
+      p.row = static_cast<int64_t>(rows.size()) - 1;
+    }
+  }
+  if (rows.empty()) return false;
+  bool identity = rows.size() == tokens.size();
+  for (size_t r = 0; identity && r < rows.size(); ++r) identity = rows[r] == static_cast<int64_t>(r);
+  if (!identity) decoder.select_rows(rows, same_sources);
+  return true;
+}
+
+std::vector<Hypothesis> results(const SentenceSearch& s, double alpha, int n_best) {
+  std::vector<Hypothesis> out = s.finished;
+  if (out.empty()) {
+    for (const Prefix& p : s.alive)
+      out.push_back({p.tokens, p.logprob,
+                     p.logprob / length_penalty(static_cast<int64_t>(p.tokens.size()), alpha)});
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+  }
+  if (static_cast<int>(out.size()) > n_best) out.resize(static_cast<size_t>(n_best));
+  return out;
+}
+
+}  // namespace attn::detail

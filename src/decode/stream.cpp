@@ -1,0 +1,111 @@
+#include "attn/decode/stream.h"
+
+#include <optional>
+
+#include "attn/decode/constraints.h"
+#include "attn/decode/row_decoder.h"
+#include "attn/error.h"
+#include "search_steps.h"
+
+namespace attn {
+
+struct SearchStream::State {
+  const Transformer* model = nullptr;
+  SearchOptions options;
+  Constraints constraints;
+  std::optional<RowDecoder> decoder;           // none while no sentence is decoding
+  std::vector<detail::SentenceSearch> live;    // in the decoder's row order
+  std::vector<uint64_t> live_ids;
+  std::vector<std::vector<int32_t>> queued;    // sources waiting for the next step
+  std::vector<detail::SentenceSearch> queued_searches;
+  std::vector<uint64_t> queued_ids;
+
+  size_t live_rows() const {
+    size_t rows = 0;
+    for (const auto& s : live) rows += s.alive.size();
+    return rows;
+  }
+
+  // The queued sentences join the decoder (started on them if none is running), their rows
+  // after the live ones.
+  void join() {
+    if (queued.empty()) return;
+    size_t row = live_rows();
+    if (!decoder) decoder = start_row_decoder(*model, queued, options.use_cache);
+    else decoder->add_sources(queued);
+    for (size_t i = 0; i < queued.size(); ++i) {
+      queued_searches[i].alive.front().row = static_cast<int64_t>(row++);
+      live.push_back(std::move(queued_searches[i]));
+      live_ids.push_back(queued_ids[i]);
+    }
+    queued.clear();
+    queued_searches.clear();
+    queued_ids.clear();
+  }
+};
+
+SearchStream::SearchStream(const Transformer& m, const SearchOptions& options) : s_(std::make_unique<State>()) {
+  check_search_options(options, m.config.tgt_vocab);
+  check(!options.sampling.on, "search stream: sampling is not a search (decode/sampling.h)");
+  check(options.use_cache, "search stream: sentences join the cached decoder only");
+  s_->model = &m;
+  s_->options = options;
+  s_->constraints = {options.min_len, options.no_repeat_ngram, options.repetition_penalty, m.config.eos_id};
+}
+
+SearchStream::~SearchStream() = default;
+SearchStream::SearchStream(SearchStream&&) noexcept = default;
+SearchStream& SearchStream::operator=(SearchStream&&) noexcept = default;
+
+void SearchStream::add(uint64_t id, const std::vector<int32_t>& source, const std::vector<int32_t>& prefix) {
+  const TransformerConfig& c = s_->model->config;
+  check(!source.empty(), "search stream: sentence ", id, " has an empty source");
+  for (int32_t t : source)
+    check(t >= 0 && t < c.src_vocab, "search stream: sentence ", id, ": source id ", t,
+          " not in the source vocabulary of ", c.src_vocab);
+  check(static_cast<int64_t>(source.size()) <= c.max_len, "search stream: sentence ", id, ": ", source.size(),
+        " source tokens, more than the model's ", c.max_len, " positions");
+  for (int32_t t : prefix)
+    check(t >= 0 && t < c.tgt_vocab && t != c.eos_id, "search stream: sentence ", id, ": prefix id ", t,
+          " is eos or not in the target vocabulary of ", c.tgt_vocab);
+  const int64_t max_len =
+      detail::max_len_of(c.max_len, static_cast<int64_t>(source.size()), prefix.size(), s_->options);
+  s_->queued.push_back(source);
+  s_->queued_searches.push_back(detail::start_sentence(0, max_len, prefix));
+  s_->queued_ids.push_back(id);
+}
+
+std::vector<StreamResult> SearchStream::step() {
+  NoGrad no_grad;
+  State& s = *s_;
+  s.join();
+  std::vector<StreamResult> done;
+  if (s.live.empty()) return done;
+  const bool rows_left = detail::search_step(*s.decoder, s.live, s.options, s.constraints);
+  // The finished leave; the others keep their order (and so their rows, renumbered by the step).
+  size_t kept = 0;
+  for (size_t i = 0; i < s.live.size(); ++i) {
+    if (s.live[i].done) {
+      done.push_back({s.live_ids[i], detail::results(s.live[i], s.options.length_penalty, s.options.n_best)});
+      continue;
+    }
+    if (kept != i) {
+      s.live[kept] = std::move(s.live[i]);
+      s.live_ids[kept] = s.live_ids[i];
+    }
+    ++kept;
+  }
+  s.live.resize(kept);
+  s.live_ids.resize(kept);
+  // With no row left the decoder goes (and its caches with it); the next sentences start another.
+  if (!rows_left || s.live.empty()) s.decoder.reset();
+  return done;
+}
+
+size_t SearchStream::size() const { return s_->live.size() + s_->queued.size(); }
+
+size_t SearchStream::rows() const { return s_->live_rows() + s_->queued.size(); }
+
+const SearchOptions& SearchStream::options() const { return s_->options; }
+
+}  // namespace attn
