@@ -2,15 +2,19 @@
 (tests/classify/torch_classifier.py), the same vocabulary (built the same way, or read from an attn
 model directory with --vocab-from, which also brings its SentencePiece model), the same batching
 (batches of --batch texts in a fresh random order each epoch), Adam with the same rate, schedule,
-weight decay (L2 on the gradient, as attn), clipping and label smoothing, dev evaluation every
---validate-every batches and at each epoch's end, the best dev loss kept, early stopping after
---patience batches. Only the random streams (initialisation, order, dropout) differ from attn's.
+weight decay (L2 on the gradient, as attn), clipping and label smoothing, the weights' moving
+average (--ema-decay, attn's train.ema_decay: d_t = min(decay, (1 + t) / (10 + t)), validated and
+kept instead of the raw weights), dev evaluation every --validate-every batches and at each epoch's
+end, the model at the best dev loss kept, early stopping after --patience batches; --test scores
+that kept model once, at the end, on a held-out file. SIGTERM or SIGINT ends the run after the
+current batch (one more dev evaluation, then the summary and --test), for a machine too busy to
+let it finish. Only the random streams (initialisation, order, dropout) differ from attn's.
 
   OMP_WAIT_POLICY=passive nice -n 19 /usr/bin/python3 bench/torch_classifier_train.py \
       --train ../shared/data/cls-zh-poetry/train.tsv --dev ../shared/data/cls-zh-poetry/dev.tsv --epochs 3
 
 Prints a line per evaluation and, at the end, one JSON summary line (prefix "summary ")."""
-import argparse, json, math, os, sys, time
+import argparse, copy, json, math, os, signal, sys, time
 
 import numpy as np
 import torch
@@ -69,7 +73,8 @@ def main():
     add("--schedule", default="constant"); add("--lr", type=float, default=5e-4)
     add("--lr-factor", type=float, default=1.0); add("--warmup", type=int, default=0)
     add("--weight-decay", type=float, default=0.0); add("--clip-norm", type=float, default=0.0)
-    add("--label-smoothing", type=float, default=0.0)
+    add("--label-smoothing", type=float, default=0.0); add("--ema-decay", type=float, default=0.0)
+    add("--test", help="held-out label<TAB>text file scored once at the end with the kept model")
     add("--batch", type=int, default=128); add("--epochs", type=int, default=20)
     add("--validate-every", type=int, default=100); add("--patience", type=int, default=1000)
     add("--seed", type=int, default=1); add("--threads", type=int, default=1)
@@ -89,11 +94,17 @@ def main():
     X, Y = encode(train_rows, vocab, labels, split, a.pad_size, cls)
     Xd, Yd = encode(dev_rows, vocab, labels, split, a.pad_size, cls)
     model = Classifier(c)
+    ema = copy.deepcopy(model) if a.ema_decay > 0 else None  # attn's src/train/ema.cpp
+    kept = model  # what is validated and kept: the average when there is one
+    best_state = None
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=a.weight_decay)
     print(json.dumps({**c, "tokens": level}), flush=True)
     step, best, epochs_acc, started, train_time, seen = 0, dict(loss=math.inf, acc=0.0, step=0), [], time.time(), 0.0, 0
     per_epoch = (len(Y) + a.batch - 1) // a.batch
     stop = False
+    interrupted = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: interrupted.append(True))
     for epoch in range(1, a.epochs + 1):
         perm = torch.randperm(len(Y))
         for b in range(0, len(Y), a.batch):
@@ -110,27 +121,43 @@ def main():
             opt.step()
             with torch.no_grad():
                 model.embedding.weight[0].zero_()  # padding_idx keeps <PAD> at 0 (weight decay would move it)
+            if ema is not None:
+                d = min(a.ema_decay, (1 + step) / (10 + step))
+                with torch.no_grad():
+                    for e, w in zip(ema.parameters(), model.parameters()):
+                        e.mul_(d).add_(w, alpha=1 - d)
+                kept = ema
             train_time += time.time() - t0
             seen += len(idx)
-            end = b + a.batch >= len(Y)
+            last = b + a.batch >= len(Y)
+            end = last or bool(interrupted)  # validate once more before stopping
             if end or (a.validate_every > 0 and step % a.validate_every == 0):
-                dl, da = evaluate(model, Xd, Yd)
+                dl, da = evaluate(kept, Xd, Yd)
                 better = dl < best["loss"]
                 if better:
                     best = dict(loss=dl, acc=da, step=step, epoch=round(step / per_epoch, 2))
+                    best_state = copy.deepcopy(kept.state_dict())
                 print(f"valid step {step}  epoch {step / per_epoch:.2f}  dev loss {dl:.4f}  dev acc {da * 100:.2f}%"
                       f"{'  new best' if better else ''}  ({time.time() - started:.0f} s)", flush=True)
-                if end:
+                if last:
                     epochs_acc.append(round(da, 4))
                 if a.patience > 0 and step - best["step"] >= a.patience:
                     print(f"early stop: no better dev loss for {a.patience} batches", flush=True)
                     stop = True
                     break
+            if interrupted:
+                print(f"interrupted at step {step}: summary and --test from the model kept so far", flush=True)
+                stop = True
+                break
         if stop:
             break
     summary = dict(best_dev_loss=round(best["loss"], 4), best_dev_accuracy=round(best["acc"], 4), best_step=best["step"],
                    best_epoch=best.get("epoch"), epoch_end_accuracy=epochs_acc, steps=step,
                    train_samples_per_s=round(seen / train_time, 1), seconds=round(time.time() - started))
+    if a.test:
+        kept.load_state_dict(best_state)
+        Xt, Yt = encode(read_tsv(a.test), vocab, labels, split, a.pad_size, cls)
+        summary["test_loss"], summary["test_accuracy"] = (round(v, 4) for v in evaluate(kept, Xt, Yt))
     print("summary " + json.dumps(summary), flush=True)
 
 
