@@ -74,6 +74,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.normpath(os.path.join(HERE, "..", "..", "shared", "reference")))
 import torch_ref  # noqa: E402
 import twin_data  # noqa: E402
+from torch_bench import logits  # noqa: E402  (torch_ref's decode without the log_softmax)
 from twin_attn import bleu_chrf, import_into_attn, translate  # noqa: E402
 
 RECIPE = dict(d_model=256, heads=4, encoder_layers=3, decoder_layers=3, ff=1024, dropout=0.0, norm_first=True,
@@ -141,16 +142,6 @@ def make_model(a, vocab):
             else:
                 t.fill_(1.0 if "norm" in name and name.endswith("weight") else 0.0)
     return model.train(), cfg
-
-
-def logits(model, src, tgt_in):
-    """torch_ref's encode + decode without the log_softmax (the loss applies its own)."""
-    memory, pad = model.encode(src)
-    n = tgt_in.shape[1]
-    causal = torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
-    out = model.transformer.decoder(model.embed(model.tgt_embed, tgt_in), memory, tgt_mask=causal,
-                                    memory_key_padding_mask=pad)
-    return model.generator(out)
 
 
 def learning_rate(a, d_model, step, used):
