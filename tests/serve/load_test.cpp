@@ -97,8 +97,9 @@ TEST(ServeLoad, SixtyFourClientsEveryAnswerIsTheCliOne) {
   EXPECT_GE(answered, kMinAnswered);
   // Memory flat: within 10% of after 1,000 requests (a sanitizer's quarantine keeps freed memory,
   // so only the plain build is held to it; a machine too slow for 10,000 in the time prints it).
-  if (!ATTN_SANITIZED && answered >= kRequests)
+  if (!ATTN_SANITIZED && answered >= kRequests) {
     EXPECT_LE(rss_at_10000.load(), 1.10 * rss_at_1000.load()) << "resident memory grew by more than 10%";
+  }
   auto metrics = server.client()->Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("attn_serve_requests_total{route=\"/v1/translate\",code=\"200\"} " +
