@@ -72,10 +72,7 @@ std::vector<std::vector<Hypothesis>> search(RowDecoder& decoder, const std::vect
   std::vector<int64_t> max_lens;
   for (size_t i = 0; i < n; ++i) {
     const size_t prefix = in.prefixes.empty() ? 0 : in.prefixes[i].size();
-    if (prefix > 0)
-      for (int32_t t : in.prefixes[i])
-        check(t >= 0 && t < decoder.tgt_vocab && t != decoder.eos_id, "search: sentence ", i + 1, ": prefix id ", t,
-              " is eos or not in the target vocabulary of ", decoder.tgt_vocab);
+    if (prefix > 0) detail::check_prefix(in.prefixes[i], decoder.tgt_vocab, decoder.eos_id, i + 1);
     max_lens.push_back(detail::max_len_of(decoder.max_len, source_lengths[i], prefix, o));
   }
   NoGrad no_grad;

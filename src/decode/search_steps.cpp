@@ -110,6 +110,12 @@ SentenceSearch start_sentence(int64_t row, int64_t max_len, std::vector<int32_t>
   return s;
 }
 
+void check_prefix(const std::vector<int32_t>& prefix, int64_t vocab, int32_t eos, uint64_t sentence) {
+  for (int32_t t : prefix)
+    check(t >= 0 && t < vocab && t != eos, "search: sentence ", sentence, ": prefix id ", t,
+          " is eos or not in the target vocabulary of ", vocab);
+}
+
 int64_t max_len_of(int64_t positions, int64_t source_len, size_t prefix_len, const SearchOptions& o) {
   int64_t n = o.max_len;
   if (n > 0) {

@@ -32,6 +32,10 @@ struct SentenceSearch {
 // A sentence about to take its first step, fed at decoder row `row`.
 SentenceSearch start_sentence(int64_t row, int64_t max_len, std::vector<int32_t> prefix);
 
+// A forced target prefix's ids: in the target vocabulary of `vocab`, none of them eos; `sentence`
+// names it in the message.
+void check_prefix(const std::vector<int32_t>& prefix, int64_t vocab, int32_t eos, uint64_t sentence);
+
 // A sentence's maximum output length: options.max_len, else a x source length + b (the paper's
 // + 50 by default); at least the prefix + 1; within the decoder's positions.
 int64_t max_len_of(int64_t positions, int64_t source_len, size_t prefix_len, const SearchOptions& o);

@@ -65,9 +65,7 @@ void SearchStream::add(uint64_t id, const std::vector<int32_t>& source, const st
           " not in the source vocabulary of ", c.src_vocab);
   check(static_cast<int64_t>(source.size()) <= c.max_len, "search stream: sentence ", id, ": ", source.size(),
         " source tokens, more than the model's ", c.max_len, " positions");
-  for (int32_t t : prefix)
-    check(t >= 0 && t < c.tgt_vocab && t != c.eos_id, "search stream: sentence ", id, ": prefix id ", t,
-          " is eos or not in the target vocabulary of ", c.tgt_vocab);
+  detail::check_prefix(prefix, c.tgt_vocab, c.eos_id, id);
   const int64_t max_len =
       detail::max_len_of(c.max_len, static_cast<int64_t>(source.size()), prefix.size(), s_->options);
   s_->queued.push_back(source);

@@ -172,10 +172,16 @@ Tensor decode_step_hidden(const Transformer& m, DecoderState& s, const std::vect
   NoGrad no_grad;
   Context ctx;  // inference: no dropout
   int64_t B = static_cast<int64_t>(tokens.size());
-  check(s.row_positions.empty() || static_cast<int64_t>(s.row_positions.size()) == B, "decode_step: ", B,
-        " tokens for ", s.row_positions.size(), " rows");
-  Var y = s.row_positions.empty() ? embed(m, m.tgt_embed, Tensor::from_ids(tokens, {B, 1}), s.position, ctx)
-                                  : embed_rows(m, tokens, s.row_positions);  // [B, 1, d]
+  // Rows that joined at different steps (add_sentences) are each at their own position: the
+  // number of keys their self-attention cache holds.
+  const bool joined = !s.self.empty() && !s.self.front().first.empty();
+  std::vector<int64_t> positions;
+  if (joined)
+    for (const auto& h : s.self.front().history) positions.push_back(static_cast<int64_t>(h.size()));
+  check(!joined || static_cast<int64_t>(positions.size()) == B, "decode_step: ", B, " tokens for ", positions.size(),
+        " rows");
+  Var y = joined ? embed_rows(m, tokens, positions)
+                 : embed(m, m.tgt_embed, Tensor::from_ids(tokens, {B, 1}), s.position, ctx);  // [B, 1, d]
   AttentionMask cross{s.src_pad, false};
   for (size_t i = 0; i < m.decoder.size(); ++i) {
     const DecoderLayer& l = m.decoder[i];
@@ -190,14 +196,12 @@ Tensor decode_step_hidden(const Transformer& m, DecoderState& s, const std::vect
     y = sublayer(m, y, l.norm3, ctx, [&](const Var& h, const Context& c) { return forward(l.ff, h, c); });
   }
   s.position += 1;
-  for (int64_t& p : s.row_positions) ++p;
   return reshape(forward(m.decoder_norm, y), {B, m.config.d_model}).value();
 }
 
 void select_rows(DecoderState& s, const std::vector<int64_t>& rows) {
   select_rows(s.self, rows);
   s.memory_rows = select_entries(s.memory_rows, rows);
-  if (!s.row_positions.empty()) s.row_positions = select_entries(s.row_positions, rows);
 }
 
 }  // namespace attn

@@ -72,9 +72,7 @@ void add_sentences(const Transformer& m, DecoderState& s, const Tensor& memory, 
     std::fill(pad + len, pad + width, 1);
     s.memory_rows.push_back(r);
   }
-  for (KVCache& c : s.self) add_rows(c, rows, n);
-  if (s.row_positions.empty()) s.row_positions.assign(static_cast<size_t>(rows), s.position);
-  s.row_positions.resize(static_cast<size_t>(rows + n), 0);
+  for (KVCache& c : s.self) add_rows(c, rows, n);  // each new row at position 0: no keys cached
 }
 
 }  // namespace attn

@@ -90,10 +90,7 @@ struct DecoderState {
   std::vector<Tensor> memory_k, memory_v;  // [batch, heads, src_len, d_k] per layer
   Tensor src_pad;                          // [batch, src_len]
   std::vector<int64_t> memory_rows;        // decoder row r attends to memory row memory_rows[r]
-  int64_t position = 0;                    // tokens fed so far
-  // Tokens fed so far to each row, once rows have joined at different steps (add_sentences);
-  // empty: every row at `position`.
-  std::vector<int64_t> row_positions;
+  int64_t position = 0;                    // tokens fed so far (rows that joined later: fewer, below)
 };
 DecoderState start_decoding(const Transformer& m, const Tensor& memory, const Tensor& src_pad);
 // Feeds one token per row ([batch] ids) and returns log-probabilities of the next [batch, tgt_vocab].
