@@ -38,7 +38,7 @@ namespace {
 
 // A refused allocation is a message with the size, and leaves the live-bytes count as it was.
 TEST(Storage, RefusedAllocationIsAMessageAndNotCounted) {
-  const size_t before = storage_cache_stats().live;
+  const size_t before = storage_cache_stats().live, peak = storage_cache_stats().peak_live;
   try {
     Tensor::empty({int64_t{1} << 40, 1 << 10});  // 4 PiB
     FAIL() << "a 4 PiB tensor was allocated";
@@ -46,6 +46,8 @@ TEST(Storage, RefusedAllocationIsAMessageAndNotCounted) {
     EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
   }
   EXPECT_EQ(storage_cache_stats().live, before);
+  // Nor in the peak, which bounds the cache: once it counted, and the cache had no bound after.
+  EXPECT_EQ(storage_cache_stats().peak_live, peak);
 }
 
 }  // namespace

@@ -160,5 +160,29 @@ TEST(Storage, CacheStaysWithinThePeakWorkingSetWhileShapesVary) {
   EXPECT_GE(storage_cache_stats().cached, before);
 }
 
+// A decoder whose batch gains and loses rows at every step asks for a slightly different size each
+// time: a cached block up to a quarter larger serves it, a much larger one does not (it would
+// waste its size), and a block of the request's own class is taken first.
+TEST(Storage, AFreedBlockServesRequestsUpToAQuarterSmaller) {
+  // 160 MB of floats, never written (no page is touched): larger than any block the tests above
+  // leave in the cache, so that the blocks seen here are this test's own.
+  const int64_t n = 40'000'000;
+  const void* freed = nullptr;
+  {
+    Tensor t = Tensor::empty({n});
+    freed = t.data<float>();
+  }
+  {
+    Tensor t = Tensor::empty({n * 17 / 20});  // 85%: taken from the freed block
+    EXPECT_EQ(t.data<float>(), freed);
+  }
+  {
+    Tensor t = Tensor::empty({n / 2});  // half: a block of its own
+    EXPECT_NE(t.data<float>(), freed);
+    Tensor u = Tensor::empty({n});  // the freed block is still there for its own size
+    EXPECT_EQ(u.data<float>(), freed);
+  }
+}
+
 }  // namespace
 }  // namespace attn
