@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "attn/error.h"
+#include "attn/kernels/vexp.h"
 #include "attn/parallel.h"
 
 namespace attn::detail {
@@ -16,15 +17,25 @@ struct Candidate {
   double logprob;  // the parent's plus this token's
 };
 
-// The k best (value, index) of row[0..V), best first; equal values: lower index first.
+// The k best (value, index) of row[0..V), best first; equal values: lower index first. Once k are
+// held, a block of the row whose largest value does not beat the k-th best is skipped whole (most
+// of a vocabulary): the same answer as looking at each value, at a fraction of the cost.
 std::vector<std::pair<float, int32_t>> top_k(const float* row, int64_t V, int k) {
+  constexpr int64_t kBlock = 64;
   std::vector<std::pair<float, int32_t>> best;  // kept sorted, best first
   best.reserve(static_cast<size_t>(k) + 1);
-  for (int64_t v = 0; v < V; ++v) {
-    if (static_cast<int>(best.size()) == k && !(row[v] > best.back().first)) continue;
-    auto at = std::find_if(best.begin(), best.end(), [&](const auto& b) { return row[v] > b.first; });
-    best.insert(at, {row[v], static_cast<int32_t>(v)});
-    if (static_cast<int>(best.size()) > k) best.pop_back();
+  for (int64_t v0 = 0; v0 < V; v0 += kBlock) {
+    const int64_t v1 = std::min(V, v0 + kBlock);
+    if (static_cast<int>(best.size()) == k) {
+      const float most = max_of(row + v0, v1 - v0);
+      if (most == most && !(most > best.back().first)) continue;  // a NaN: looked at value by value
+    }
+    for (int64_t v = v0; v < v1; ++v) {
+      if (static_cast<int>(best.size()) == k && !(row[v] > best.back().first)) continue;
+      auto at = std::find_if(best.begin(), best.end(), [&](const auto& b) { return row[v] > b.first; });
+      best.insert(at, {row[v], static_cast<int32_t>(v)});
+      if (static_cast<int>(best.size()) > k) best.pop_back();
+    }
   }
   return best;
 }
