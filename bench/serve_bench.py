@@ -10,6 +10,7 @@ same sentences, `attn translate` on them as one file with --threads 1 and 2. Wit
 sent by 64 clients. Loopback only; every loop is bounded in requests and time. Standard library only.
 
     /usr/bin/python3 bench/serve_bench.py --attn build/attn --model DIR [--sentences FILE] [--seconds 10] [--beam 4]
+    /usr/bin/python3 bench/serve_bench.py --attn build/attn --model DIR --clients 32 --rounds 5   # medians
     /usr/bin/python3 bench/serve_bench.py --attn build/attn --model DIR --rss 10000
 """
 import argparse
@@ -19,6 +20,7 @@ import os
 import re
 import resource
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -177,6 +179,9 @@ def main():
     ap.add_argument("--beam", type=int, default=4)
     ap.add_argument("--max-len", type=int, default=0)
     ap.add_argument("--threads", type=int, default=0, help="the servers' --threads (0: attn serve's default)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="measurements of each point, the modes' order reversed each round; medians are reported, "
+                         "and the on/off ratio of each round")
     ap.add_argument("--rss", type=int, default=0, help="only the memory check, over this many requests")
     ap.add_argument("--server-flags", default="", help="more flags for attn serve with batching on (and --rss)")
     a = ap.parse_args()
@@ -196,15 +201,22 @@ def main():
         run_clients(port, sentences, a, 8, total=16)  # warm-up: shapes, caches
     rows = []
     for c in [int(x) for x in a.clients.split(",")]:
-        for mode, (proc, port, log) in servers.items():
-            cpu, batches = cpu_seconds(proc.pid), batch_counts(port)
-            lat, seconds = run_clients(port, sentences, a, c, seconds=a.seconds)
-            cpu = cpu_seconds(proc.pid) - cpu
-            after = batch_counts(port)
-            mean = (after[0] - batches[0]) / max(1, after[1] - batches[1])
-            rows.append(f"| {mode} | {c} | {len(lat) / seconds:.1f} | {len(lat) / cpu:.1f} | {mean:.1f} | "
-                        f"{1000 * percentile(lat, 50):.0f} | {1000 * percentile(lat, 99):.0f} |")
+        cells = {mode: [] for mode in servers}
+        for r in range(a.rounds):
+            order = list(servers.items()) if r % 2 == 0 else list(servers.items())[::-1]
+            for mode, (proc, port, log) in order:
+                cells[mode].append(measure_point(proc, port, sentences, a, c))
+                if a.rounds > 1:
+                    print(f"  {mode}, {c} clients, round {r + 1}: {cells[mode][-1][0]:.1f} sentences/s",
+                          file=sys.stderr, flush=True)
+        for mode in servers:
+            rate, per_cpu, mean, p50, p99 = (statistics.median(x[i] for x in cells[mode]) for i in range(5))
+            rows.append(f"| {mode} | {c} | {rate:.1f} | {per_cpu:.1f} | {mean:.1f} | {1000 * p50:.0f} | {1000 * p99:.0f} |")
             print(rows[-1], file=sys.stderr, flush=True)
+        if a.rounds > 1:
+            on, off = ([x[0] for x in cells[m]] for m in ("on", "off"))
+            ratios = sorted(x / y for x, y in zip(on, off))
+            rows.append(f"|  | {c} clients: on / off in each round | " + ", ".join(f"{x:.2f}" for x in ratios) + " | | | |")
     rates.append((cli_rate(a, sentences, 1), cli_rate(a, sentences, 2)))
     for proc, port, log in servers.values():
         stop_server(proc, log)
@@ -215,6 +227,16 @@ def main():
     print("| batching | clients | sentences/s | sentences per CPU second | mean batch | p50 ms | p99 ms |\n"
           "|---|---|---|---|---|---|---|")
     print("\n".join(rows))
+
+
+def measure_point(proc, port, sentences, a, clients):
+    """(sentences/s, sentences per CPU second, mean batch, p50 s, p99 s) of one point."""
+    cpu, batches = cpu_seconds(proc.pid), batch_counts(port)
+    lat, seconds = run_clients(port, sentences, a, clients, seconds=a.seconds)
+    cpu = cpu_seconds(proc.pid) - cpu
+    after = batch_counts(port)
+    mean = (after[0] - batches[0]) / max(1, after[1] - batches[1])
+    return len(lat) / seconds, len(lat) / cpu, mean, percentile(lat, 50), percentile(lat, 99)
 
 
 def batch_counts(port):
