@@ -138,7 +138,9 @@ void HttpServer::add_routes() {
     res.set_content(dumped({{"error", what}}), "application/json");
     return httplib::Server::HandlerResponse::Handled;
   }));
-  listener_.set_logger([&s](const httplib::Request& req, const httplib::Response& res) {
+  // Counted once the answer is final and before it is written (cpp-httplib's logger runs after):
+  // a client that has its answer finds it in /metrics.
+  listener_.set_post_routing_handler([&s](const httplib::Request& req, httplib::Response& res) {
     static const char* known[] = {"/v1/translate", "/v1/score", "/v1/classify", "/v1/attention", "/v1/models",
                                   "/translate", "/languages", "/health", "/metrics", "/"};
     std::string route = "other";
