@@ -63,7 +63,9 @@ TEST(PrecisionTest, TrainingPrecisionAutoFollowsTheCpu) {
   const bool listed = flags.find(" avx512_bf16 ") != std::string::npos || flags.find(" amx_bf16 ") != std::string::npos;
   const bool native = cpu_has_native_bf16();
   std::printf("cpu_has_native_bf16: %d, /proc/cpuinfo lists bf16: %d\n", native ? 1 : 0, listed ? 1 : 0);
-  if (!flags.empty()) EXPECT_EQ(native, listed);
+  if (!flags.empty()) {
+    EXPECT_EQ(native, listed);
+  }
   // auto picks bf16 exactly when the CPU multiplies it natively.
   EXPECT_EQ(parse_training_precision("auto"), native ? Precision::bf16 : Precision::fp32);
   EXPECT_EQ(parse_training_precision("fp32"), Precision::fp32);

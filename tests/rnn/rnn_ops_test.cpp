@@ -92,7 +92,7 @@ AttentionScore make_score(ScoreKind kind, int64_t d_q, int64_t d_k, uint64_t see
   if (kind == ScoreKind::bilinear) s.W = Var(random_tensor({d_q, d_k}, seed));
   if (kind == ScoreKind::additive) {
     s.W = Var(random_tensor({d_q, d_q}, seed));
-    s.U = Linear{Var(random_tensor({d_q, d_k}, seed + 1)), Var(random_tensor({d_q}, seed + 2))};
+    s.U = Linear{Var(random_tensor({d_q, d_k}, seed + 1)), Var(random_tensor({d_q}, seed + 2)), {}};
     s.v = Var(random_tensor({1, d_q}, seed + 3));
   }
   return s;
@@ -110,7 +110,7 @@ TEST(ScoreGradCheck, EveryScoreWithPadding) {
     double worst = grad_check(std::string("attend ") + score_name(kind), in, [&](const std::vector<Var>& v) {
       AttentionScore p = s;
       if (kind == ScoreKind::bilinear) p.W = v[2];
-      if (kind == ScoreKind::additive) p.W = v[2], p.U = Linear{v[3], v[4]}, p.v = v[5];
+      if (kind == ScoreKind::additive) p.W = v[2], p.U = Linear{v[3], v[4], {}}, p.v = v[5];
       return attend(p, v[0], score_keys(p, v[1]), v[1], pad);
     });
     EXPECT_LE(worst, 1.0);

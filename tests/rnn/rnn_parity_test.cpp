@@ -84,7 +84,7 @@ TEST(ScoreParity, EveryScoreFunction) {
       if (k.rfind("attention.", 0) == 0) p[k] = Var(v.clone(), true);
     auto get = [&](const std::string& k) { return p.count(k) ? p.at(k) : Var(); };
     s.W = get("attention.W");
-    s.U = Linear{get("attention.U.weight"), get("attention.U.bias")};
+    s.U = Linear{get("attention.U.weight"), get("attention.U.bias"), {}};
     s.v = get("attention.v");
     Var q(t["q"].clone(), true), k(t["k"].clone(), true);
     Tensor pad = t["pad"].reshape({t["pad"].size(0), 1, t["pad"].size(1)});
