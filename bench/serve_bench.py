@@ -216,7 +216,7 @@ def main():
         if a.rounds > 1:
             on, off = ([x[0] for x in cells[m]] for m in ("on", "off"))
             ratios = sorted(x / y for x, y in zip(on, off))
-            rows.append(f"|  | {c} clients: on / off in each round | " + ", ".join(f"{x:.2f}" for x in ratios) + " | | | |")
+            rows.append(f"|  | {c} clients: on / off in each round | " + ", ".join(f"{x:.2f}" for x in ratios) + " | | | | |")
     rates.append((cli_rate(a, sentences, 1), cli_rate(a, sentences, 2)))
     for proc, port, log in servers.values():
         stop_server(proc, log)

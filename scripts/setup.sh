@@ -5,7 +5,8 @@
 # fuzz.smoke runs them for a minute; the README's test command asks for it). --sanitize builds all
 # of build-asan/ and runs the unit suite there (scripts/sanitize.sh).
 # --bench also installs what bench/compare.py runs beside attn: Debian's python3-torch and
-# python3-numpy (python3-sentencepiece: bench/torch_translation_twin.py), and CTranslate2 from PyPI in a venv (ATTN_CT2_VENV, default /work/venv-ct2).
+# python3-numpy (python3-sentencepiece: bench/torch_translation_twin.py), and CTranslate2 from PyPI
+# in a venv (ATTN_CT2_VENV, default /work/venv-ct2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

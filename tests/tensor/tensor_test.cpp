@@ -162,7 +162,7 @@ TEST(Storage, CacheStaysWithinThePeakWorkingSetWhileShapesVary) {
 
 // A decoder whose batch gains and loses rows at every step asks for a slightly different size each
 // time: a cached block up to a quarter larger serves it, a much larger one does not (it would
-// waste its size), and a block of the request's own class is taken first.
+// waste its size) and stays cached for a request of its own size.
 TEST(Storage, AFreedBlockServesRequestsUpToAQuarterSmaller) {
   // 160 MB of floats, never written (no page is touched): larger than any block the tests above
   // leave in the cache, so that the blocks seen here are this test's own.
