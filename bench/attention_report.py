@@ -155,6 +155,8 @@ def train(a, spec, files, spm):
               "train.log_every=20", "train.clock=" + a.clock,
               "train.precision=fp32",  # the same arithmetic for every family (auto would pick bf16)
               "train.lr_factor=2"]  # the Transformer recipe's default when the report was made (now 1)
+    if "model=rnn" not in spec["sets"]:
+        common.append("model.size=small")  # the report's size; model.size auto may pick another for the budget
     want = {"minutes": spec["minutes"], "threads": a.threads, "sets": common + spec["sets"]}
     if not a.reuse and os.path.exists(d):
         raise SystemExit(f"{d} exists: pass --reuse to keep (or resume) it, or remove it")

@@ -7,7 +7,7 @@ and test_id sets. Prints a markdown table and the commands.
   nice /usr/bin/python3 bench/equal_budget.py --budgets 15 30 60 --threads 2 --lock /work/bench.lock
 
 Per budget M (CPU minutes, this process's CPU time over all threads on both sides):
-  attn: attn train --max-minutes M --set train.clock=cpu --threads N --precision P
+  attn: attn train --max-minutes M --set train.clock=cpu --set model.size=small --threads N --precision P
         --set data.tokenizer=WORK/init/spm.model (the recipe's defaults otherwise: seed 1)
   twin: torch_translation_twin.py --max-cpu-minutes M --threads N --precision P --init WORK/init-ref
 then `attn import-torch` of the twin. Both start from the same weights: WORK/init is `attn train`
@@ -83,7 +83,8 @@ def prepare_init(a):
     shutil.rmtree(init, ignore_errors=True)
     shutil.rmtree(ref, ignore_errors=True)
     log("attn's tokenizer and initial model")
-    run([a.attn, "train", "--model-dir", init, "--max-minutes", "0.000001", "--threads", str(a.threads)] + data_sets(a),
+    run([a.attn, "train", "--model-dir", init, "--max-minutes", "0.000001", "--threads", str(a.threads),
+         "--set", "model.size=small"] + data_sets(a),
         init + ".log")
     subprocess.run([a.attn, "export-torch", init, ref], check=True, capture_output=True)
     return init, ref
@@ -100,20 +101,21 @@ def minutes_name(m):
     return f"{m:g}"
 
 
-def train_attn(a, m, init, precision):
-    d = os.path.join(a.work, f"attn-{minutes_name(m)}")
+def train_attn(a, m, init, precision, size="small", name="attn"):
+    """attn's recipe at model.size `size` for m CPU minutes, in WORK/NAME-M."""
+    d = os.path.join(a.work, f"{name}-{minutes_name(m)}")
     done = os.path.join(d, "done.json")
     if a.reuse and os.path.exists(done):
         return json.load(open(done))
     shutil.rmtree(d, ignore_errors=True)
-    log(f"attn: {m:g} CPU minutes")
+    log(f"{name}: {m:g} CPU minutes, model.size {size}")
     cmd = run([a.attn, "train", "--model-dir", d, "--max-minutes", f"{m:g}", "--threads", str(a.threads),
-               "--precision", precision, "--set", "train.clock=cpu",
+               "--precision", precision, "--set", "train.clock=cpu", "--set", f"model.size={size}",
                "--set", f"data.tokenizer={init}/spm.model"] + data_sets(a), d + ".log", a.lock)
     events = [json.loads(line) for line in open(os.path.join(d, "train_log.jsonl"))]
     last = [e for e in events if e["event"] == "train"][-1]
     kept = json.load(open(os.path.join(d, "config.json"))).get("training", {}).get("step")
-    info = dict(system="attn", minutes=m, dir=d, model=d, steps=last["step"], cpu_seconds=last["elapsed"],
+    info = dict(system="attn", size=size, minutes=m, dir=d, model=d, steps=last["step"], cpu_seconds=last["elapsed"],
                 kept_step=kept, command=" ".join(cmd), log=os.path.join(d, "train_log.jsonl"))
     json.dump(info, open(done, "w"), indent=2)
     return info

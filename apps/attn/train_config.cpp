@@ -3,6 +3,7 @@
 #include "attn/error.h"
 #include "attn/models/limits.h"
 #include "attn/runtime.h"
+#include "attn/train/model_size.h"
 
 namespace attn::cli {
 namespace {
@@ -40,6 +41,11 @@ std::vector<ConfigKey<T>> translation_data_model_keys() {
       {{"data.tokenizer_sentences", "lines sampled (from both sides) to train the tokenizer (0: all)", at_least(0)}, [](T& r) -> Field { return &r.o.tokenizer_sentences; }},
       {{"data.max_len", "training pairs with more tokens than this on a side are skipped", between(1, kMaxTokens)}, [](T& r) -> Field { return &r.o.max_len; }},
       {{"model.type", "transformer, or rnn: seed 003's RNN encoder-decoder (shortcut --set model=rnn)", {}, {"transformer", "rnn"}}, [](T& r) -> Field { return &r.model.type; }},
+      {{"model.size", "auto: the first steps measure this machine's speed, then the Transformer size the time budget "
+                      "left affords is trained (docs/translation.md, \"Model size for the budget\"); or a size: tiny, "
+                      "small, medium, base. model.d_model, heads, encoder_layers, decoder_layers and d_ff override a "
+                      "size's; any of them given, or no train.max_minutes, means no auto (small, the defaults below)",
+        {}, {"auto", "tiny", "small", "medium", "base"}}, [](T& r) -> Field { return &r.model.size; }},
       {{"model.score", "attention score: scaled_dot, dot, additive (Bahdanau) or bilinear (Luong general); additive for rnn unless given", {}, {"scaled_dot", "dot", "additive", "bilinear"}}, [](T& r) -> Field { return &r.model.transformer.score; }},
       {{"model.rnn_cell", "rnn: the recurrent cell", {}, {"lstm", "gru"}}, [](T& r) -> Field { return &r.model.rnn.cell; }},
       {{"model.bidirectional", "rnn: bidirectional encoder"}, [](T& r) -> Field { return &r.model.rnn.bidirectional; }},
@@ -155,6 +161,33 @@ std::vector<ConfigKey<C>> make_classification_keys() {
   };
 }
 
+const std::vector<std::string> kSizeKeys = {"model.d_model", "model.heads", "model.encoder_layers",
+                                            "model.decoder_layers", "model.d_ff"};
+
+// model.size: a named size gives the dimensions no model.* key gave. Returns whether the trainer
+// chooses the size (auto): a Transformer, no dimension given, and a time budget to choose for.
+bool apply_model_size(TranslationRun& r, const std::set<std::string>& given) {
+  bool dimension_given = false;
+  for (const std::string& key : kSizeKeys) dimension_given = dimension_given || given.count(key) > 0;
+  if (r.model.size != "auto") {
+    check(r.model.type == ModelKind::transformer, "model.size names a Transformer's size; this run's model.type is ",
+          name(r.model.type), " (set model.d_model and the layers instead)");
+    TransformerConfig sized = r.model.transformer;
+    apply_size(model_size(r.model.size), sized);
+    TransformerConfig& t = r.model.transformer;
+    if (!given.count("model.d_model")) t.d_model = sized.d_model;
+    if (!given.count("model.heads")) t.heads = sized.heads;
+    if (!given.count("model.encoder_layers")) t.encoder_layers = sized.encoder_layers;
+    if (!given.count("model.decoder_layers")) t.decoder_layers = sized.decoder_layers;
+    if (!given.count("model.d_ff")) t.d_ff = sized.d_ff;
+    return false;
+  }
+  check(!(given.count("model.size") && dimension_given), "model.size auto chooses the dimensions; model.d_model, ",
+        "heads, layers or d_ff are given too: drop model.size=auto, or name a size (tiny, small, medium, base) ",
+        "for them to override");
+  return r.model.type == ModelKind::transformer && !dimension_given && r.o.max_minutes > 0;
+}
+
 // The network the model.* keys describe, of the family model.type names.
 Seq2SeqConfig model_config(const ModelKeys& k, const std::set<std::string>& given) {
   static const std::vector<std::string> kTransformerOnly = {"model.heads", "model.d_ff", "model.norm_first",
@@ -197,6 +230,7 @@ TranslationRun load_translation_run(const std::string& path, const std::vector<O
   std::set<std::string> given = load_config(path, sets, bind(translation_keys(), r), {"task"});
   TranslationTrainOptions& o = r.o;
   // The RNN's attention is Bahdanau's unless a score is given.
+  o.auto_size = apply_model_size(r, given);
   o.model = model_config(r.model, given);
   o.schedule.d_model = common_of(o.model).d_model;
   validate(o.teacher_forcing);

@@ -18,6 +18,7 @@ namespace attn::cli {
 // the RNN's config copies; each family's own keys are an error for the other (model_config).
 struct ModelKeys {
   ModelKind type = ModelKind::transformer;
+  std::string size = "auto";  // model.size: auto or a name of train/model_size.h's ladder
   TransformerConfig transformer = std::get<TransformerConfig>(TranslationTrainOptions{}.model);
   RnnConfig rnn;  // its own fields only: cell, bidirectional, encoder_hidden, input_feeding
 };

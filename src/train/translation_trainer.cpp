@@ -17,6 +17,7 @@
 #include "attn/train/checkpoint.h"
 #include "attn/train/ema.h"
 #include "attn/train/loop.h"
+#include "attn/train/model_size.h"
 #include "attn/train/progress.h"
 #include "attn/train/translation_validation.h"
 
@@ -30,7 +31,7 @@ using Clock = std::chrono::steady_clock;
 
 // Everything the training loop carries from step to step.
 struct Run {
-  const TranslationTrainOptions& o;
+  TranslationTrainOptions o;  // a copy: model.size auto writes the size it picks into o.model
   data::Tokenizer tokenizer;
   Seq2Seq model;  // either family (config model: transformer or rnn)
   std::unique_ptr<Adam> adam;
@@ -124,26 +125,52 @@ Seq2SeqConfig resumed_config(const std::string& model_dir, const Seq2SeqConfig& 
   return saved;
 }
 
-// Builds (or, with resume, restores) the model, optimizer, data order and random stream.
-void setup(Run& r) {
-  const TranslationTrainOptions& o = r.o;
-  Seq2SeqConfig c = o.model;
+// The run's model configuration with the tokenizer's vocabulary and special ids.
+Seq2SeqConfig with_vocabulary(Seq2SeqConfig c, const data::Tokenizer& tokenizer) {
   std::visit(
-      [&](auto& m) {  // the vocabulary is the tokenizer's
-        m.src_vocab = m.tgt_vocab = r.tokenizer.vocab_size();
+      [&](auto& m) {
+        m.src_vocab = m.tgt_vocab = tokenizer.vocab_size();
         m.pad_id = data::kPadId;
         m.bos_id = data::kBosId;
         m.eos_id = data::kEosId;
       },
       c);
-  const bool resuming = o.resume && !list_checkpoints(o.model_dir).empty();
-  if (o.resume && !resuming && o.comm.leader())
-    std::fprintf(stderr, "--resume: nothing to resume in %s (no checkpoint): starting a new run\n", o.model_dir.c_str());
-  if (resuming) c = resumed_config(o.model_dir, c);
+  return c;
+}
+
+// A new model of configuration c (seeded by train.seed), its optimizer, gradient reducer and
+// moving average; the random stream of dropout from its start.
+void start_model(Run& r, const Seq2SeqConfig& c) {
+  const TranslationTrainOptions& o = r.o;
   r.model = make_seq2seq(c, o.seed);
   prepare(r.model, o.precision, Use::training);
   r.adam = std::make_unique<Adam>(r.model.parameters());
   r.reducer = std::make_unique<GradientReducer>(o.comm, r.adam->params, o.allreduce);
+  r.ema = o.ema_decay > 0 ? make_ema(r.model.parameters(), o.ema_decay) : Ema{};
+  r.rng = Rng(o.seed * 7919 + 17);
+}
+
+// Builds (or, with resume, restores) the model, optimizer, data order and random stream.
+void setup(Run& r) {
+  TranslationTrainOptions& o = r.o;
+  Seq2SeqConfig c = with_vocabulary(o.model, r.tokenizer);
+  const bool resuming = o.resume && !list_checkpoints(o.model_dir).empty();
+  if (o.resume && !resuming && o.comm.leader())
+    std::fprintf(stderr, "--resume: nothing to resume in %s (no checkpoint): starting a new run\n", o.model_dir.c_str());
+  if (resuming && o.auto_size) {  // the size model.size auto picked when the run started
+    const Seq2SeqConfig saved = seq2seq_config_from_json(read_json_file(o.model_dir + "/config.json"),
+                                                         o.model_dir + "/config.json");
+    if (const auto* t = std::get_if<TransformerConfig>(&saved)) {
+      TransformerConfig& asked = std::get<TransformerConfig>(c);
+      asked.d_model = t->d_model, asked.heads = t->heads, asked.d_ff = t->d_ff;
+      asked.encoder_layers = t->encoder_layers, asked.decoder_layers = t->decoder_layers;
+      o.model = c;
+      o.schedule.d_model = t->d_model;
+    }
+    o.auto_size = false;
+  }
+  if (resuming) c = resumed_config(o.model_dir, c);
+  start_model(r, c);
   auto corpus = data::read_parallel_corpus(o.train_src, o.train_tgt, r.tokenizer,
                                            data::CorpusOptions::training(o.max_len));
   if (o.comm.leader()) std::fprintf(stderr, "training data: %s\n", data::describe(corpus.stats, o.max_len).c_str());
@@ -151,10 +178,8 @@ void setup(Run& r) {
   bo.max_tokens = o.max_tokens;
   bo.seed = o.seed;
   r.batcher = std::make_unique<data::Batcher>(std::move(corpus.examples), bo);
-  r.rng = Rng(o.seed * 7919 + 17);
   if (!o.valid_src.empty())
     r.dev = std::make_unique<DevSet>(load_dev_set(o.valid_src, o.valid_tgt, r.tokenizer, o.valid_sentences));
-  if (o.ema_decay > 0) r.ema = make_ema(r.model.parameters(), o.ema_decay);
   const std::string checkpoint = resuming ? restore_newest_valid(o.model_dir, [&r](const std::string& path) {
     restore_state(r, load_checkpoint(path, *r.adam), path);
     restore_checkpoint_ema(r.ema, r.adam->params, path);
@@ -166,6 +191,12 @@ void setup(Run& r) {
   } else {
     save_seq2seq(r.model, o.model_dir, {{"tokenizer", "spm.model"}});
   }
+}
+
+// The "model:" line on stderr: family, weights and shape.
+void print_model(const Run& r) {
+  if (!r.o.comm.leader()) return;
+  const Seq2SeqConfig c = r.model.config();
   int64_t weights = 0;
   for (const auto& [k, v] : r.model.parameters()) weights += v.value().numel();
   std::string shape = std::visit(
@@ -174,7 +205,8 @@ void setup(Run& r) {
                std::to_string(m.decoder_layers) + " layers";
       },
       c);
-  if (const auto* t = std::get_if<TransformerConfig>(&c)) shape += ", " + std::to_string(t->heads) + " heads";
+  if (const auto* t = std::get_if<TransformerConfig>(&c))
+    shape += ", " + std::to_string(t->heads) + " heads, d_ff " + std::to_string(t->d_ff);
   std::fprintf(stderr, "model: %s, %zu parameter tensors, %lld weights; %s\n", name(kind_of(c)),
                r.model.parameters().size(), static_cast<long long>(weights), shape.c_str());
 }
@@ -254,6 +286,64 @@ StepResult train_step(Run& r) {
   return s;
 }
 
+// model.size auto: the run's first steps, on the reference size, measure how many reference steps
+// the machine makes per second of train.clock (3 steps to warm up, then up to 20, fewer when they
+// pass 3% of the budget); the rule (train/model_size.h) picks the size for the budget left. The
+// reference size goes on from where it is; another size starts afresh, as a run given that size
+// would (weights, optimizer, data order, random stream), with the probe's time spent from its budget.
+void choose_size(Run& r) {
+  constexpr int64_t kWarmSteps = 3, kTimedSteps = 20, kFewestTimed = 5;
+  constexpr double kMostOfBudget = 0.03;
+  TranslationTrainOptions& o = r.o;
+  const double budget = o.max_minutes * 60.0;
+  double start = 0;
+  int64_t steps = 0;
+  for (;;) {  // rank 0 decides when to stop: every rank takes the same steps
+    const double now = r.clock.elapsed();
+    if (steps == kWarmSteps) start = now;
+    const bool within = now < budget && (o.max_steps == 0 || r.clock.step < o.max_steps);
+    bool more = within && (steps < kWarmSteps + kFewestTimed ||
+                           (steps < kWarmSteps + kTimedSteps && now < kMostOfBudget * budget));
+    o.comm.broadcast(&more, sizeof more);
+    if (!more) break;
+    train_step(r);
+    ++steps;
+  }
+  const int64_t timed = std::max<int64_t>(0, steps - kWarmSteps);
+  double rate = timed > 0 ? static_cast<double>(timed) / std::max(r.clock.elapsed() - start, 1e-9) : 0.0;
+  o.comm.broadcast(&rate, sizeof rate);
+  const double left = std::max(0.0, budget - r.clock.elapsed());
+  // A budget spent before the measurement ended keeps the reference: there is nothing left to spend.
+  const ModelSize& size = timed > 0 ? size_for_budget(rate * left) : reference_size();
+  const bool same = &size == &reference_size();
+  if (o.comm.leader()) {
+    char line[512];
+    if (timed == 0)
+      std::snprintf(line, sizeof line, "model.size auto: the budget ended before the step rate was measured: %s goes on",
+                    describe(size).c_str());
+    else
+      std::snprintf(line, sizeof line,
+                    "model.size auto: %.2f reference steps/s of %s time over %lld steps, %.0f in the %s left: %s%s",
+                    rate, o.clock == BudgetClock::cpu ? "CPU" : "wall", static_cast<long long>(timed), rate * left,
+                    format_duration(left).c_str(), describe(size).c_str(),
+                    same ? " (the reference: it goes on)" : " (a new start)");
+    ProgressLog log(o.model_dir + "/train_log.jsonl");
+    log.write({{"event", "size"}, {"step", r.clock.step}, {"elapsed", r.clock.elapsed()},
+               {"reference_steps_per_s", rate}, {"reference_steps_left", rate * left}, {"size", size.name}},
+              line);
+  }
+  o.auto_size = false;
+  if (same) return;
+  TransformerConfig& t = std::get<TransformerConfig>(o.model);
+  apply_size(size, t);
+  o.schedule.d_model = t.d_model;
+  start_model(r, with_vocabulary(o.model, r.tokenizer));
+  r.batcher->restore({0, 0, 0});
+  r.clock = LoopClock{0, r.clock.elapsed(), Stopwatch(o.clock)};
+  r.tokens_seen = 0;
+  if (o.comm.leader()) save_seq2seq(r.model, o.model_dir, {{"tokenizer", "spm.model"}});
+}
+
 // The weights validation measures and the model directory holds: their moving average when
 // train.ema_decay is set, else the trained weights themselves.
 Seq2Seq model_weights(const Run& r) {
@@ -315,6 +405,8 @@ void train_translation(const TranslationTrainOptions& o) {
   check(!o.train_src.empty() && !o.train_tgt.empty(), "train: data.train_src and data.train_tgt are needed");
   check(o.max_steps > 0 || o.max_minutes > 0 || o.max_epochs > 0,
         "train: set a budget: train.max_steps, train.max_minutes or train.max_epochs");
+  check(!o.auto_size || (o.max_minutes > 0 && std::holds_alternative<TransformerConfig>(o.model)),
+        "train: model.size auto chooses a Transformer's size for a time budget: set train.max_minutes, or a size");
   check(o.accumulate >= 1, "train: accumulate must be >= 1, got ", o.accumulate);
   check(o.accumulate % o.comm.size == 0, "train: train.accumulate (", o.accumulate, ", the batches of a step) must be a ",
         "multiple of the ", o.comm.size, " ranks: each rank computes accumulate/ranks of them");
@@ -323,6 +415,8 @@ void train_translation(const TranslationTrainOptions& o) {
   fs::create_directories(o.model_dir);
   Run r{o, prepare_tokenizer(o), {}, {}, {}, {}, {}, {}, Rng(0)};
   setup(r);
+  if (r.o.auto_size) choose_size(r);
+  print_model(r);
   TrainingTask task;
   task.step = [&r] {
     const StepResult s = train_step(r);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attn/error.h"
+#include "attn/train/model_size.h"
 #include "train_config.h"
 
 namespace attn::cli {
@@ -169,6 +170,54 @@ TEST(ConfigKeys, EachModelTypeTakesOnlyItsKeys) {
   EXPECT_EQ(std::get<RnnConfig>(r.o.model).cell, RnnCell::gru);
   EXPECT_EQ(std::get<RnnConfig>(r.o.model).d_model, 64) << "a shared key reaches the RNN";
   EXPECT_NE(run_error({"model.max_len=1000000000000000000", "train.max_steps=1"}).find("max_len"), std::string::npos);
+}
+
+// model.size: auto needs a time budget and no dimension; a named size fills the dimensions not given.
+TEST(ConfigKeys, ModelSize) {
+  const TransformerConfig defaults = std::get<TransformerConfig>(TranslationTrainOptions{}.model);
+  const ModelSize& reference = reference_size();
+  EXPECT_EQ(reference.d_model, defaults.d_model) << "the probe measures the recipe's own size";
+  EXPECT_EQ(reference.heads, defaults.heads);
+  EXPECT_EQ(reference.layers, defaults.encoder_layers);
+  EXPECT_EQ(reference.layers, defaults.decoder_layers);
+  EXPECT_EQ(reference.d_ff, defaults.d_ff);
+  EXPECT_TRUE(load_translation_run("", {"train.max_minutes=10"}).o.auto_size);
+  EXPECT_FALSE(load_translation_run("", {"train.max_steps=10"}).o.auto_size) << "no time budget to choose for";
+  EXPECT_FALSE(load_translation_run("", {"train.max_minutes=10", "model.d_ff=512"}).o.auto_size);
+  EXPECT_FALSE(load_translation_run("", {"train.max_minutes=10", "model.type=rnn"}).o.auto_size);
+  TranslationRun r = load_translation_run("", {"train.max_minutes=10", "model.size=medium", "model.heads=12"});
+  EXPECT_FALSE(r.o.auto_size);
+  const TransformerConfig& t = std::get<TransformerConfig>(r.o.model);
+  EXPECT_EQ(t.d_model, 384);
+  EXPECT_EQ(t.encoder_layers, 4);
+  EXPECT_EQ(t.d_ff, 1536);
+  EXPECT_EQ(t.heads, 12) << "a dimension given overrides the size's";
+  EXPECT_EQ(r.o.schedule.d_model, 384) << "the schedule follows the size's d_model";
+  EXPECT_NE(run_error({"train.max_minutes=1", "model.size=auto", "model.d_model=64"}).find("model.size auto"),
+            std::string::npos);
+  EXPECT_NE(run_error({"train.max_steps=1", "model.size=small", "model.type=rnn"}).find("model.size"),
+            std::string::npos);
+  EXPECT_NE(run_error({"train.max_steps=1", "model.size=huge"}).find("model.size"), std::string::npos);
+}
+
+// The rule's bands rise with the budget, from the smallest size to the largest.
+TEST(ModelSizeRule, BandsRiseWithTheBudget) {
+  const std::vector<ModelSize>& sizes = model_sizes();
+  ASSERT_GE(sizes.size(), 3u);
+  for (size_t i = 1; i < sizes.size(); ++i) {
+    EXPECT_GT(sizes[i].below_reference_steps, sizes[i - 1].below_reference_steps) << sizes[i].name;
+    EXPECT_GT(sizes[i].d_model, sizes[i - 1].d_model) << sizes[i].name;
+    EXPECT_EQ(&size_for_budget(sizes[i - 1].below_reference_steps), &sizes[i]) << "a band's bound starts the next";
+  }
+  EXPECT_EQ(&size_for_budget(0), &sizes.front());
+  EXPECT_EQ(&size_for_budget(1e12), &sizes.back());
+  EXPECT_EQ(&size_for_budget(sizes.front().below_reference_steps - 1), &sizes.front());
+  try {
+    model_size("huge");
+    ADD_FAILURE() << "an unknown size was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tiny, small, medium, base"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

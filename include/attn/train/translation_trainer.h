@@ -32,6 +32,10 @@ struct TranslationTrainOptions {
   Seq2SeqConfig model = TransformerConfig{.d_model = 256, .heads = 4, .encoder_layers = 3, .decoder_layers = 3,
                                           .d_ff = 1024, .dropout = 0.0f, .norm_first = true, .max_len = 512};
 
+  // model.size auto (train/model_size.h): `model` is the reference size; the run's first steps
+  // measure its step rate on train.clock and the rule picks the size for the time budget left.
+  bool auto_size = false;
+
   int64_t max_tokens = 2048;  // per batch and side
   int accumulate = 1;         // batches per optimizer step (all ranks together: a multiple of the ranks)
   LrSchedule schedule{.warmup = 400, .d_model = 256, .decay = "linear"};  // d_model follows model.d_model
