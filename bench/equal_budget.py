@@ -32,22 +32,28 @@ from twin_attn import bleu_chrf, import_into_attn, translate  # noqa: E402
 
 
 
-def parse_args():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_run_args(p):
+    """The options of a timed attn training and its scoring, shared with bench/size_runs.py."""
     add = p.add_argument
     root = os.path.normpath(os.path.join(HERE, ".."))
-    add("--budgets", type=float, nargs="+", default=[15, 30, 60], help="CPU minutes a side (default 15 30 60)")
     add("--threads", type=int, default=2)
-    add("--side", choices=["both", "attn", "twin"], default="both")
     add("--work", default=os.path.join(root, "runs", "equal-budget"))
     add("--attn", default=os.path.join(root, "build", "attn"))
     add("--data", default=os.path.normpath(os.path.join(root, "..", "shared", "data", "mt-ende")))
     add("--precision", choices=["auto", "fp32", "bf16"], default="auto")
     add("--lock", help="flock this file around each timed training (e.g. /work/bench.lock)")
     add("--reuse", action="store_true", help="keep finished runs and scores instead of redoing them")
+    add("--beams", type=int, nargs="+", default=[1, 4], help="beams scored (default 1 4)")
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_run_args(p)
+    add = p.add_argument
+    add("--budgets", type=float, nargs="+", default=[15, 30, 60], help="CPU minutes a side (default 15 30 60)")
+    add("--side", choices=["both", "attn", "twin"], default="both")
     add("--no-score", action="store_true", help="train only")
     add("--sets", nargs="+", default=["dev", "test_id"], help="sets scored (default dev test_id, whole)")
-    add("--beams", type=int, nargs="+", default=[1, 4], help="beams scored (default 1 4)")
     a = p.parse_args()
     a.attn, a.work = os.path.abspath(a.attn), os.path.abspath(a.work)
     return a

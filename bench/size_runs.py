@@ -25,18 +25,9 @@ import equal_budget  # noqa: E402
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add = p.add_argument
-    root = os.path.normpath(os.path.join(HERE, ".."))
-    add("--runs", nargs="+", required=True, help="SIZE:CPU_MINUTES, e.g. tiny:10 medium:30")
-    add("--threads", type=int, default=2)
-    add("--work", default=os.path.join(root, "runs", "equal-budget"))
-    add("--attn", default=os.path.join(root, "build", "attn"))
-    add("--data", default=os.path.normpath(os.path.join(root, "..", "shared", "data", "mt-ende")))
-    add("--precision", choices=["auto", "fp32", "bf16"], default="auto")
-    add("--lock", help="flock this file around each timed training")
-    add("--reuse", action="store_true", help="keep finished runs and scores")
-    add("--sets", nargs="+", default=["dev"], help="sets scored (default dev, whole)")
-    add("--beams", type=int, nargs="+", default=[1, 4])
+    equal_budget.add_run_args(p)
+    p.add_argument("--runs", nargs="+", required=True, help="SIZE:CPU_MINUTES, e.g. tiny:10 medium:30")
+    p.add_argument("--sets", nargs="+", default=["dev"], help="sets scored (default dev, whole)")
     a = p.parse_args()
     a.attn, a.work = os.path.abspath(a.attn), os.path.abspath(a.work)
     a.runs = [(r.split(":")[0], float(r.split(":")[1])) for r in a.runs]
