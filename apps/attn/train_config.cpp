@@ -229,8 +229,8 @@ TranslationRun load_translation_run(const std::string& path, const std::vector<O
   TranslationRun r;
   std::set<std::string> given = load_config(path, sets, bind(translation_keys(), r), {"task"});
   TranslationTrainOptions& o = r.o;
-  // The RNN's attention is Bahdanau's unless a score is given.
   o.auto_size = apply_model_size(r, given);
+  // The RNN's attention is Bahdanau's unless a score is given.
   o.model = model_config(r.model, given);
   o.schedule.d_model = common_of(o.model).d_model;
   validate(o.teacher_forcing);
