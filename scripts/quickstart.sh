@@ -17,5 +17,9 @@ echo
 echo "== BLEU and chrF on the first 500 held-out sentences (test_id), beam 4:"
 head -n 500 data/mt-ende/test_id.en > "$model/heldout.en"
 head -n 500 data/mt-ende/test_id.de > "$model/heldout.de"
-build/attn translate --model "$model" < "$model/heldout.en" > "$model/heldout.hyp"
+build/attn translate --model "$model" < "$model/heldout.en" > "$model/heldout.hyp" 2> "$model/heldout.err" ||
+  { cat "$model/heldout.err" >&2; exit 1; }
+cat "$model/heldout.err" >&2
+cut=$(sed -n 's/^warning: \([0-9]*\) of .* outputs stopped at the maximum length.*/\1/p' "$model/heldout.err")
+echo "outputs cut off at the maximum length (a piece repeated to the limit): ${cut:-0} of 500"
 build/attn bleu --ref "$model/heldout.de" --chrf < "$model/heldout.hyp"

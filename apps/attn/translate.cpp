@@ -40,7 +40,8 @@ void add_output_flags(CLI::App& args, OutputOptions& out, std::string& format) {
   args.add_flag("--alignment-words", out.alignment_words,
                 "align whitespace words instead of SentencePiece pieces")->group(group);
   args.add_option("--output-format", format,
-                  "text, or jsonl: one JSON object a line (text, tokens, ids, score, logprob; n_best with --n-best; "
+                  "text, or jsonl: one JSON object a line (text, tokens, ids, score, logprob, finished: false when cut off at --max-len; "
+                  "n_best with --n-best; "
                   "alignment and source_tokens with --alignment)")->group(group);
 }
 

@@ -33,7 +33,7 @@ nlohmann::json alignment_of(const LineOutput& out, const std::vector<int32_t>& s
 nlohmann::json hypothesis_json(const LineOutput& out, const std::vector<int32_t>& source, const Hypothesis& h) {
   nlohmann::json j = {{"text", text_of(out, h.tokens)}, {"tokens", tokens_of(out, h.tokens)},
                       {"ids", h.tokens},                {"score", h.score},
-                      {"logprob", h.logprob}};
+                      {"logprob", h.logprob},           {"finished", h.finished}};
   if (!out.options.alignment.empty()) j["alignment"] = alignment_of(out, source, h.tokens, true);
   return j;
 }
@@ -52,6 +52,7 @@ std::vector<Hypothesis> join_pieces(const std::vector<std::vector<Hypothesis>>& 
       out[k].tokens.insert(out[k].tokens.end(), h.tokens.begin(), h.tokens.end());
       out[k].logprob += h.logprob;
       out[k].score += h.score;
+      out[k].finished = out[k].finished && h.finished;
     }
   return out;
 }

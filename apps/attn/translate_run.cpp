@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include "attn/data/text_file.h"
 #include "attn/decode/batch.h"
@@ -56,11 +57,34 @@ void restrict_to_shortlist(const Shortlist& list, const Seq2SeqCommon& c, const 
     inputs.allowed.push_back(shortlist_vocabulary(list, {sources[i]}, {inputs.prefixes[i], {c.eos_id}}, c.tgt_vocab));
 }
 
+// The input lines whose output stopped at the maximum length before its end (eos): cut off, and
+// from a weak model usually a piece repeated to the limit. Reported once, at the end.
+struct CutOff {
+  int64_t count = 0;
+  std::vector<int64_t> first;  // the first few line numbers, for the message
+
+  void add(int64_t number) {
+    if (count++ < 10) first.push_back(number);
+  }
+  void report(int64_t lines) const {
+    if (count == 0) return;
+    std::string numbers;
+    for (int64_t n : first) numbers += (numbers.empty() ? "" : ", ") + std::to_string(n);
+    std::fprintf(stderr,
+                 "warning: %lld of %lld outputs stopped at the maximum length without ending (line%s %s%s): "
+                 "the model repeats itself there, or --max-len is too short\n",
+                 static_cast<long long>(count), static_cast<long long>(lines), count == 1 ? "" : "s",
+                 numbers.c_str(), count > static_cast<int64_t>(first.size()) ? ", ..." : "");
+  }
+};
+
 // Translates a window of lines and prints them in input order. Blank lines give empty output.
-void translate_window(const TranslateJob& job, const std::vector<Line>& window, Sink& sink) {
+void translate_window(const TranslateJob& job, const std::vector<Line>& window, Sink& sink, CutOff& cut_off) {
   const std::vector<std::vector<Hypothesis>> hyps = translate_sources(job, window);
-  for (size_t i = 0; i < window.size(); ++i)
+  for (size_t i = 0; i < window.size(); ++i) {
     sink.put(format_line(job.out, window[i].number, source_of(window[i], job.out.options), hyps[i]));
+    if (!hyps[i].empty() && !hyps[i].front().finished) cut_off.add(window[i].number);
+  }
   std::fflush(stdout);
 }
 
@@ -215,6 +239,7 @@ int translate_lines(const TranslateJob& job) {
   progress.on = job.progress;
   if (progress.on && file) progress.total = count_lines(job.input);
   Sink sink{job.output, {}};
+  CutOff cut_off;
   std::vector<Line> window;
   size_t window_tokens = 0;
   auto full = [&] { return window_full(job, window.size(), window_tokens); };
@@ -225,15 +250,16 @@ int translate_lines(const TranslateJob& job) {
     if (prefixes) window.back().prefix = prefixes->next(window.back(), config, job.out.tokenizer);
     for (const auto& piece : window.back().pieces) window_tokens += piece.size();
     if (!full()) continue;
-    translate_window(job, window, sink);
+    translate_window(job, window, sink, cut_off);
     progress.show(number, false);
     window.clear();
     window_tokens = 0;
   }
-  if (!window.empty()) translate_window(job, window, sink);
+  if (!window.empty()) translate_window(job, window, sink, cut_off);
   if (prefixes) prefixes->finish();
   progress.show(number - 1, true);
   if (!job.output.empty()) io::write_file_atomic(job.output, sink.collected);
+  cut_off.report(number - 1);
   return 0;
 }
 

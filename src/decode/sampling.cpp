@@ -65,7 +65,7 @@ std::vector<std::vector<Hypothesis>> sorted_results(const std::vector<Sample>& s
   std::vector<std::vector<Hypothesis>> out(sentences);
   for (const Sample& s : samples) {
     const int64_t len = static_cast<int64_t>(s.tokens.size()) + (s.finished ? 1 : 0);
-    out[s.sentence].push_back({s.tokens, s.logprob, s.logprob / length_penalty(len, alpha)});
+    out[s.sentence].push_back({s.tokens, s.logprob, s.logprob / length_penalty(len, alpha), s.finished});
   }
   for (auto& hyps : out)
     std::stable_sort(hyps.begin(), hyps.end(), [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });

@@ -180,7 +180,7 @@ std::vector<Hypothesis> results(const SentenceSearch& s, double alpha, int n_bes
   if (out.empty()) {
     for (const Prefix& p : s.alive)
       out.push_back({p.tokens, p.logprob,
-                     p.logprob / length_penalty(static_cast<int64_t>(p.tokens.size()), alpha)});
+                     p.logprob / length_penalty(static_cast<int64_t>(p.tokens.size()), alpha), false});
     std::stable_sort(out.begin(), out.end(),
                      [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
   }

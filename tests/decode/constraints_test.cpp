@@ -182,5 +182,35 @@ TEST(Lengths, MinLenAndMaxLenAB) {
   }
 }
 
+// An output the search had to stop at the maximum length is marked unfinished; one that ended
+// with eos is finished, and so shorter than the limit (which counts the eos). min_len = max_len
+// leaves eos no room, so every output of every search kind is cut off there.
+TEST(Lengths, OutputsCutOffAtTheLimitAreUnfinished) {
+  const auto src = fixture_ids(kModel, "src.txt");
+  const Transformer& m = fixture_model(kModel);
+  for (bool sampling : {false, true})
+    for (int beam : {1, 3}) {
+      SearchOptions o = greedy(5);
+      o.beam = sampling ? 1 : beam;
+      o.sampling.on = sampling;
+      o.n_best = sampling ? 2 : 1;
+      o.min_len = 5;
+      for (const auto& hyps : search(m, src, o))
+        for (const Hypothesis& h : hyps) {
+          EXPECT_FALSE(h.finished) << "beam " << beam << " sampling " << sampling;
+          EXPECT_EQ(h.tokens.size(), 5u);
+        }
+      o.min_len = 0;
+      o.max_len = 30;
+      int finished = 0;
+      for (const auto& hyps : search(m, src, o))
+        for (const Hypothesis& h : hyps) {
+          finished += h.finished ? 1 : 0;
+          EXPECT_EQ(h.finished, h.tokens.size() < 30u) << "beam " << beam << " sampling " << sampling;
+        }
+      EXPECT_GT(finished, 0) << "beam " << beam << " sampling " << sampling;
+    }
+}
+
 }  // namespace
 }  // namespace attn

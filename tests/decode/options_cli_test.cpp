@@ -181,6 +181,39 @@ TEST_F(DecodeOptionsCli, ShortlistRestrictsTheOutputLayer) {
   EXPECT_NE(bad.exit_code, 0);
 }
 
+// Outputs stopped at the maximum length are counted in one warning naming their first lines, and
+// marked "finished": false in JSON lines, the same ones. The fixture model repeats itself, so
+// even 40 tokens leave some cut off; 4 with --min-len 4 leave none room to end.
+TEST_F(DecodeOptionsCli, OutputsCutOffAtTheLimitAreReported) {
+  const size_t lines = fixture_lines("post_shared_l2_h4", "src.txt").size();
+  auto warned = [](const std::string& err) {
+    const size_t at = err.find("warning: ");
+    return at == std::string::npos ? size_t{0} : static_cast<size_t>(std::stoul(err.substr(at + 9)));
+  };
+  auto unfinished = [](const std::string& jsonl) {
+    size_t n = 0;
+    for (size_t at = jsonl.find("\"finished\":false"); at != std::string::npos; at = jsonl.find("\"finished\":false", at + 1))
+      ++n;
+    return n;
+  };
+  for (const char* lengths : {"--min-len 4 --max-len 4", "--max-len 40"}) {
+    const std::string flags = "translate --ids --model " + a() + " --beam 1 " + lengths;
+    const CliRun text = run(flags + " < " + src());
+    const CliRun json = run(flags + " --output-format jsonl < " + src());
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    EXPECT_EQ(warned(text.err), unfinished(json.out)) << lengths << ": " << text.err;
+    if (std::string(lengths).find("min-len") != std::string::npos) {
+      EXPECT_NE(text.err.find("warning: " + std::to_string(lines) + " of " + std::to_string(lines) +
+                              " outputs stopped at the maximum length without ending (lines 1, 2, 3"),
+                std::string::npos) << text.err;
+    } else {
+      EXPECT_LT(unfinished(json.out), lines) << json.out;
+      EXPECT_NE(json.out.find("\"finished\":true"), std::string::npos) << json.out;
+    }
+  }
+}
+
 TEST_F(DecodeOptionsCli, BadCombinationsAreErrors) {
   for (const char* flags : {"--sampling-topk 5 --beam 4", "--max-len 10 --max-len-a 2", "--sampling-topp 0",
                             "--repetition-penalty 0"}) {

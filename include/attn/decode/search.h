@@ -76,6 +76,9 @@ struct Hypothesis {
   std::vector<int32_t> tokens;  // without bos and eos
   double logprob = 0.0;         // total log-prob, the eos's included when it finished
   double score = 0.0;           // logprob / lp(len)
+  // false: the search stopped it at the maximum length before eos came. Such an output is cut
+  // off, and from a weak model it is usually one piece repeated to the limit.
+  bool finished = true;
 };
 
 // lp(len) = ((5 + len) / 6)^alpha  (Wu et al., 2016)
