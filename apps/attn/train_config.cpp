@@ -161,25 +161,18 @@ std::vector<ConfigKey<C>> make_classification_keys() {
   };
 }
 
-const std::vector<std::string> kSizeKeys = {"model.d_model", "model.heads", "model.encoder_layers",
-                                            "model.decoder_layers", "model.d_ff"};
-
 // model.size: a named size gives the dimensions no model.* key gave. Returns whether the trainer
 // chooses the size (auto): a Transformer, no dimension given, and a time budget to choose for.
 bool apply_model_size(TranslationRun& r, const std::set<std::string>& given) {
   bool dimension_given = false;
-  for (const std::string& key : kSizeKeys) dimension_given = dimension_given || given.count(key) > 0;
+  for (const SizeDimension& d : size_dimensions()) dimension_given = dimension_given || given.count(d.key) > 0;
   if (r.model.size != "auto") {
     check(r.model.type == ModelKind::transformer, "model.size names a Transformer's size; this run's model.type is ",
           name(r.model.type), " (set model.d_model and the layers instead)");
     TransformerConfig sized = r.model.transformer;
     apply_size(model_size(r.model.size), sized);
-    TransformerConfig& t = r.model.transformer;
-    if (!given.count("model.d_model")) t.d_model = sized.d_model;
-    if (!given.count("model.heads")) t.heads = sized.heads;
-    if (!given.count("model.encoder_layers")) t.encoder_layers = sized.encoder_layers;
-    if (!given.count("model.decoder_layers")) t.decoder_layers = sized.decoder_layers;
-    if (!given.count("model.d_ff")) t.d_ff = sized.d_ff;
+    for (const SizeDimension& d : size_dimensions())
+      if (!given.count(d.key)) r.model.transformer.*d.field = sized.*d.field;
     return false;
   }
   check(!(given.count("model.size") && dimension_given), "model.size auto chooses the dimensions; model.d_model, ",

@@ -162,8 +162,7 @@ void setup(Run& r) {
                                                          o.model_dir + "/config.json");
     if (const auto* t = std::get_if<TransformerConfig>(&saved)) {
       TransformerConfig& asked = std::get<TransformerConfig>(c);
-      asked.d_model = t->d_model, asked.heads = t->heads, asked.d_ff = t->d_ff;
-      asked.encoder_layers = t->encoder_layers, asked.decoder_layers = t->decoder_layers;
+      for (const SizeDimension& d : size_dimensions()) asked.*d.field = t->*d.field;
       o.model = c;
       o.schedule.d_model = t->d_model;
     }

@@ -36,6 +36,14 @@ const ModelSize& size_for_budget(double reference_steps);
 // The size's dimensions written into a configuration (its other fields unchanged).
 void apply_size(const ModelSize& size, TransformerConfig& config);
 
+// The five dimensions a size sets, each with its configuration key ("model.d_model", ...): what a
+// given key overrides, and what a resumed run takes from the size it started with.
+struct SizeDimension {
+  const char* key;
+  int64_t TransformerConfig::*field;
+};
+const std::vector<SizeDimension>& size_dimensions();
+
 // "small (d_model 256, 3+3 layers, 4 heads, d_ff 1024)".
 std::string describe(const ModelSize& size);
 
