@@ -7,7 +7,7 @@
 namespace attn {
 
 const std::vector<ModelSize>& model_sizes() {
-  // Each size costs about 2-3x the one before per step (measured on a Zen 5 in bf16: tiny 2.8-3.1x
+  // Each size costs about 2-3x the one before per step (measured on a Zen 5 in bf16: tiny 2.6-3.1x
   // small's steps a CPU second, medium 0.46x). The bands: docs/translation.md, "Model size for the
   // budget": tiny's edge is where tiny and small cross on dev BLEU; medium's and base's are not
   // measured (medium lost to small by 11-13 BLEU at 4,564 and 9,260 reference steps).
