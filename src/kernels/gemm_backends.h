@@ -33,6 +33,9 @@ struct MatmulCall {
   int64_t ldb = 0, stride_b = 0;
   float* c = nullptr;
   int64_t ldc = 0, stride_c = 0;
+  // n floats added to every row of every product (the primitive's bias: no pass over C); only
+  // with alpha 1
+  const float* bias = nullptr;
 };
 void matmul_onednn(const MatmulCall& call);
 

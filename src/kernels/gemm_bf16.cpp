@@ -43,7 +43,12 @@ void gemm_bf16_widened(const GemmBf16Args& g) {
   const int64_t ldb = detail::aliased_ld(b_cols) ? detail::unaliased_ld(b_cols) : b_cols;
   widen_rows(g.a, a_rows, a_cols, g.lda, lda, a32);
   widen_rows(g.b, b_rows, b_cols, g.ldb, ldb, b32);
-  gemm({g.trans_a, g.trans_b, g.m, g.n, g.k, g.alpha, g.beta, a32.data(), lda, b32.data(), ldb, g.c, g.ldc});
+  float beta = g.beta;
+  if (g.bias) {  // attn::gemm has no epilogue: C starts as the bias
+    for (int64_t i = 0; i < g.m; ++i) std::copy(g.bias, g.bias + g.n, g.c + i * g.ldc);
+    beta = 1.0f;
+  }
+  gemm({g.trans_a, g.trans_b, g.m, g.n, g.k, g.alpha, beta, a32.data(), lda, b32.data(), ldb, g.c, g.ldc});
 }
 
 // Rounds the stored [rows, cols] matrix (leading dimension ld) into `out`, packed (ld = cols).
@@ -63,12 +68,14 @@ void gemm_bf16(const GemmBf16Args& g) {
                  reinterpret_cast<const float*>(g.a), g.lda,
                  reinterpret_cast<const float*>(g.b), g.ldb, g.c, g.ldc};
   detail::check_gemm_args(shape, "gemm_bf16");
+  check(!g.bias || (g.alpha == 1.0f && g.beta == 0.0f), "gemm_bf16: a bias needs alpha 1 and beta 0, got ",
+        g.alpha, " and ", g.beta);
   if (g.m == 0 || g.n == 0) return;
-  if (g.k == 0) {  // no products: C = beta * C
+  if (g.k == 0) {  // no products: C = beta * C (+ bias)
     for (int64_t i = 0; i < g.m; ++i)
       for (int64_t j = 0; j < g.n; ++j) {
         float& c = g.c[i * g.ldc + j];
-        c = g.beta == 0.0f ? 0.0f : g.beta * c;
+        c = (g.beta == 0.0f ? 0.0f : g.beta * c) + (g.bias ? g.bias[j] : 0.0f);
       }
     return;
   }
@@ -77,11 +84,11 @@ void gemm_bf16(const GemmBf16Args& g) {
   // down, or `head` columns along when A is stored transposed.
   const int64_t head = onednn_head_rows(g.m);
   detail::matmul_onednn({true, g.trans_a, g.trans_b, 1, head, g.n, g.k, g.alpha, g.beta, g.a, g.lda, 0, g.b,
-                         g.ldb, 0, g.c, g.ldc, 0});
+                         g.ldb, 0, g.c, g.ldc, 0, g.bias});
   if (head < g.m) {
     const uint16_t* a = g.a + (g.trans_a ? head : head * g.lda);
     detail::matmul_onednn({true, g.trans_a, g.trans_b, 1, g.m - head, g.n, g.k, g.alpha, g.beta, a, g.lda, 0,
-                           g.b, g.ldb, 0, g.c + head * g.ldc, g.ldc, 0});
+                           g.b, g.ldb, 0, g.c + head * g.ldc, g.ldc, 0, g.bias});
   }
 }
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -41,13 +42,13 @@ dnnl::engine& cpu_engine() {
 
 // Everything a primitive depends on: the call without its pointers, plus the thread count it
 // was created for (oneDNN partitions the work at creation).
-using MatmulKey = std::array<int64_t, 16>;
+using MatmulKey = std::array<int64_t, 17>;
 
 MatmulKey key_of(const MatmulCall& c) {
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   return {c.bf16,     c.trans_a,  c.trans_b, c.batch, c.m, c.n, c.k, c.lda, c.ldb, c.ldc,
           c.stride_a, c.stride_b, c.stride_c, std::bit_cast<int32_t>(c.alpha),
-          std::bit_cast<int32_t>(c.beta), threads};
+          std::bit_cast<int32_t>(c.beta), threads, c.bias != nullptr};
 }
 
 // [batch, rows, cols] over memory with leading dimension ld; `transposed` means the stored
@@ -63,7 +64,7 @@ memory::desc matrix_desc(memory::data_type dt, int64_t batch, int64_t rows, int6
 
 struct MatmulEntry {
   dnnl::matmul primitive;
-  memory::desc a, b, c, scratchpad;
+  memory::desc a, b, c, scratchpad, bias;
 };
 
 MatmulEntry create_matmul(const MatmulCall& c) {
@@ -72,6 +73,9 @@ MatmulEntry create_matmul(const MatmulCall& c) {
   const memory::desc a = matrix_desc(in, c.batch, c.m, c.k, c.lda, c.stride_a, c.trans_a);
   const memory::desc b = matrix_desc(in, c.batch, c.k, c.n, c.ldb, c.stride_b, c.trans_b);
   const memory::desc d = matrix_desc(f32, c.batch, c.m, c.n, c.ldc, c.stride_c, false);
+  // the bias: one row, broadcast over the rows and the batch
+  const memory::desc bias = c.batch == 1 ? memory::desc({1, c.n}, f32, memory::format_tag::ab)
+                                         : memory::desc({1, 1, c.n}, f32, memory::format_tag::abc);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (c.alpha != 1.0f) attr.set_output_scales(0, {c.alpha});
@@ -81,9 +85,10 @@ MatmulEntry create_matmul(const MatmulCall& c) {
     attr.set_post_ops(ops);
   }
   try {
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, d), attr, cpu_engine());
-    return {dnnl::matmul(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
-            pd.scratchpad_desc()};
+    const dnnl::matmul::desc desc = c.bias ? dnnl::matmul::desc(a, b, bias, d) : dnnl::matmul::desc(a, b, d);
+    dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
+    return {dnnl::matmul(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc(),
+            c.bias ? pd.bias_desc() : memory::desc()};
   } catch (const dnnl::error& e) {
     fail("gemm: oneDNN matmul (", c.bf16 ? "bf16" : "f32", ") unavailable for batch=", c.batch,
          " m=", c.m, " n=", c.n, " k=", c.k, " trans_a=", c.trans_a, " trans_b=", c.trans_b, ": ",
@@ -163,16 +168,16 @@ void run_matmul(const MatmulCall& c) {
   memory b(entry.b, engine, const_cast<void*>(c.b));
   memory d(entry.c, engine, c.c);
   memory s(entry.scratchpad, engine, scratchpad(entry.scratchpad.get_size()));
-  entry.primitive.execute(stream, {{DNNL_ARG_SRC, a},
-                                   {DNNL_ARG_WEIGHTS, b},
-                                   {DNNL_ARG_DST, d},
-                                   {DNNL_ARG_SCRATCHPAD, s}});
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, d}, {DNNL_ARG_SCRATCHPAD, s}};
+  if (c.bias) args.emplace(DNNL_ARG_BIAS, memory(entry.bias, engine, const_cast<float*>(c.bias)));
+  entry.primitive.execute(stream, args);
   stream.wait();
 }
 
 }  // namespace
 
 void matmul_onednn(const MatmulCall& c) {
+  check(!c.bias || c.alpha == 1.0f, "gemm: a bias with alpha ", c.alpha, " (only 1 is defined)");
   if (c.bf16 && !onednn_has_bf16_matmul()) {
     // No bf16 matmul in oneDNN on this CPU: the same bf16 inputs, widened (exactly) to f32,
     // multiplied and accumulated in f32.

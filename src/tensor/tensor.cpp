@@ -39,12 +39,6 @@ std::string shape_str(const Shape& s) {
   return out + "]";
 }
 
-int64_t shape_numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
 Shape contiguous_strides(const Shape& shape) {
   Shape st(shape.size());
   int64_t acc = 1;

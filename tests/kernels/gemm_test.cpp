@@ -411,6 +411,33 @@ TEST(Bf16, Bf16BuffersEqualF32Form) {
   EXPECT_LE(diff, 1e-6);
 }
 
+// A bias given to gemm_bf16 (added in the matmul's epilogue, or, where oneDNN has no bf16 matmul,
+// put in C first) gives the same bits as C holding the bias and beta 1: one f32 addition either way.
+TEST(Bf16, BiasInTheEpilogueEqualsBiasInC) {
+  for (const Case& c : {Case{false, true, 37, 29, 53}, Case{false, true, 300, 40, 33, 1.0f, 0.0f, 7},
+                        Case{true, false, 64, 130, 256}, Case{false, false, 1, 200, 64}, Case{false, true, 5, 48, 0}}) {
+    const Operands op(c);
+    std::vector<uint16_t> a16(op.a.size()), b16(op.b.size());
+    round_to_bf16(op.a.data(), a16.data(), static_cast<int64_t>(a16.size()));
+    round_to_bf16(op.b.data(), b16.data(), static_cast<int64_t>(b16.size()));
+    const std::vector<float> bias = random_values(c.n, 9);
+    std::vector<float> in_epilogue = op.c0, in_c = op.c0;  // NaN: beta 0 must not read C
+    for (int64_t i = 0; i < c.m; ++i) std::copy(bias.begin(), bias.end(), in_c.begin() + i * op.ldc);
+    GemmBf16Args g{c.ta, c.tb, c.m, c.n, c.k, 1.0f, 0.0f, a16.data(), op.lda, b16.data(), op.ldb,
+                   in_epilogue.data(), op.ldc, bias.data()};
+    gemm_bf16(g);
+    g.beta = 1.0f, g.c = in_c.data(), g.bias = nullptr;
+    gemm_bf16(g);
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j)
+        ASSERT_EQ(in_epilogue[i * op.ldc + j], in_c[i * op.ldc + j]) << describe(c) << " at " << i << ", " << j;
+  }
+  std::vector<float> c(4, 0.0f), bias(2, 1.0f);
+  std::vector<uint16_t> a(4, 0x3f80);
+  GemmBf16Args g{false, false, 2, 2, 2, 1.0f, 0.5f, a.data(), 2, a.data(), 2, c.data(), 2, bias.data()};
+  EXPECT_THROW(gemm_bf16(g), Error);  // a bias with beta != 0
+}
+
 TEST(Gemm, PeakMeasurementIsPositive) {
   const double peak = measure_gemm_peak_gflops(num_threads());
   std::printf("  GEMM peak (M=4096 K=512 N=2048, %d threads): %.1f GFLOPS\n", num_threads(), peak);

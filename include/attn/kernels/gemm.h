@@ -86,6 +86,9 @@ struct GemmBf16Args {
   int64_t ldb = 0;
   float* c = nullptr;
   int64_t ldc = 0;
+  // when set: C = A B + bias, n floats added to every row in the product's epilogue (no pass of
+  // its own over C); only with alpha 1 and beta 0
+  const float* bias = nullptr;
 };
 void gemm_bf16(const GemmBf16Args& g);
 

@@ -22,7 +22,12 @@ const char* dtype_name(DType t);
 using Shape = std::vector<int64_t>;
 
 std::string shape_str(const Shape& s);  // "[2, 3, 4]"
-int64_t shape_numel(const Shape& s);
+// The product of the dimensions; inline, since loops call numel() in their conditions.
+inline int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
 
 // Raw bytes. Owned (aligned_alloc, freed on destruction) or borrowed from something that
 // `keep_alive` holds (an mmap'ed file, say).
