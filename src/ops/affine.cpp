@@ -64,9 +64,42 @@ void affine_product(Affine& a, const WeightForm& form, const FrozenWeight* froze
                a.out_features, bias);
 }
 
-// dx = dy W;  dW = dy^T x  in bf16: dy rounded once, x and W as the forward rounded them.
-void affine_backward_bf16(const Var& x, const Var& W, const Affine& a, const float* G) {
-  const Tensor g16 = round_operand(G, {a.rows, a.out_features});
+// db[j] += sum over rows of G  [rows, n]: fixed blocks of rows, the same value for any thread count
+// (column_sums.h).
+void add_bias_gradient(const float* G, int64_t rows, int64_t n, float* db) {
+  add_column_sums(rows, n, db, [G, n](int64_t r0, int64_t r1, float* acc) {
+    float* __restrict s = acc;
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* __restrict g = G + r * n;
+      for (int64_t j = 0; j < n; ++j) s[j] += g[j];
+    }
+  });
+}
+
+// round_operand(G) and add_bias_gradient(G) in one pass over G, which for the output layer is the
+// largest matrix of the step ([tokens, vocabulary]).
+Tensor round_operand_and_bias_gradient(const float* G, int64_t rows, int64_t n, float* db) {
+  const bool raw = rounded_bf16_kernel() == Kernel::onednn_bf16;
+  Tensor out = Tensor::empty({rows, n}, raw ? DType::bf16 : DType::f32);
+  uint16_t* o16 = raw ? out.data<uint16_t>() : nullptr;
+  float* o32 = raw ? nullptr : out.data<float>();
+  add_column_sums(rows, n, db, [=](int64_t r0, int64_t r1, float* acc) {
+    float* __restrict s = acc;
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* __restrict g = G + r * n;
+      for (int64_t j = 0; j < n; ++j) s[j] += g[j];
+      if (raw) {
+        for (int64_t j = 0; j < n; ++j) o16[r * n + j] = float_to_bf16(g[j]);
+      } else {
+        for (int64_t j = 0; j < n; ++j) o32[r * n + j] = bf16_to_float(float_to_bf16(g[j]));
+      }
+    }
+  });
+  return out;
+}
+
+// dx = dy W;  dW = dy^T x  in bf16: dy rounded once (g16), x and W as the forward rounded them.
+void affine_backward_bf16(const Var& x, const Var& W, const Affine& a, const Tensor& g16) {
   float beta = 0.0f;
   if (x.requires_grad()) {
     float* gx = detail::grad_target(x, &beta);
@@ -147,8 +180,12 @@ Affine affine_forward(const Var& x, const Var& W, const Var& b, const WeightForm
 // dx = dy W;  dW = dy^T x;  db = sum over rows of dy  (G: dy as [rows, out], dense)
 void affine_backward(const Var& x, const Var& W, const Var& b, const Affine& a, const float* G) {
   float beta = 0.0f;
+  const bool bias_grad = b.defined() && b.requires_grad();
   if (a.w16.defined()) {
-    affine_backward_bf16(x, W, a, G);
+    const int64_t n = a.out_features;
+    const Tensor g16 = bias_grad ? round_operand_and_bias_gradient(G, a.rows, n, b.grad_buffer().data<float>())
+                                 : round_operand(G, {a.rows, n});
+    affine_backward_bf16(x, W, a, g16);
   } else {
     if (x.requires_grad()) {
       float* gx = detail::grad_target(x, &beta);
@@ -160,16 +197,7 @@ void affine_backward(const Var& x, const Var& W, const Var& b, const Affine& a, 
       gemm({true, false, a.out_features, a.in, a.rows, 1.0f, beta, G, a.out_features, a.xv.data<float>(),
             a.in, gW, a.in});
     }
-  }
-  if (b.defined() && b.requires_grad()) {
-    const int64_t n = a.out_features;
-    add_column_sums(a.rows, n, b.grad_buffer().data<float>(), [G, n](int64_t r0, int64_t r1, float* acc) {
-      float* __restrict s = acc;
-      for (int64_t r = r0; r < r1; ++r) {
-        const float* __restrict g = G + r * n;
-        for (int64_t j = 0; j < n; ++j) s[j] += g[j];
-      }
-    });
+    if (bias_grad) add_bias_gradient(G, a.rows, a.out_features, b.grad_buffer().data<float>());
   }
 }
 
