@@ -107,8 +107,9 @@ def minutes_name(m):
     return f"{m:g}"
 
 
-def train_attn(a, m, init, precision, size="small", name="attn"):
-    """attn's recipe at model.size `size` for m CPU minutes, in WORK/NAME-M."""
+def train_attn(a, m, init, precision, size="small", name="attn", sets=()):
+    """attn's recipe at model.size `size` for m CPU minutes, in WORK/NAME-M; `sets`: further
+    key=value overrides of the recipe."""
     d = os.path.join(a.work, f"{name}-{minutes_name(m)}")
     done = os.path.join(d, "done.json")
     if a.reuse and os.path.exists(done):
@@ -117,11 +118,13 @@ def train_attn(a, m, init, precision, size="small", name="attn"):
     log(f"{name}: {m:g} CPU minutes, model.size {size}")
     cmd = run([a.attn, "train", "--model-dir", d, "--max-minutes", f"{m:g}", "--threads", str(a.threads),
                "--precision", precision, "--set", "train.clock=cpu", "--set", f"model.size={size}",
-               "--set", f"data.tokenizer={init}/spm.model"] + data_sets(a), d + ".log", a.lock)
+               "--set", f"data.tokenizer={init}/spm.model"] + data_sets(a) +
+              [x for kv in sets for x in ("--set", kv)], d + ".log", a.lock)
     events = [json.loads(line) for line in open(os.path.join(d, "train_log.jsonl"))]
     last = [e for e in events if e["event"] == "train"][-1]
     kept = json.load(open(os.path.join(d, "config.json"))).get("training", {}).get("step")
-    info = dict(system="attn", size=size, minutes=m, dir=d, model=d, steps=last["step"], cpu_seconds=last["elapsed"],
+    info = dict(system="attn", size=size, sets=list(sets), minutes=m, dir=d, model=d, steps=last["step"],
+                cpu_seconds=last["elapsed"],
                 kept_step=kept, command=" ".join(cmd), log=os.path.join(d, "train_log.jsonl"))
     json.dump(info, open(done, "w"), indent=2)
     return info

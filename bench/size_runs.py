@@ -6,7 +6,10 @@ each budget's reference steps (the steps the recipe's own size, small, made in i
 rule's unit.
 
   /usr/bin/python3 bench/size_runs.py --runs tiny:5 small:5 tiny:10 small:10 medium:30 \\
-      --work /work/runs/equal-budget --reuse
+      tiny:10:train.max_tokens=1024 tiny:10:train.warmup=200 --work /work/runs/equal-budget --reuse
+
+A run is SIZE:CPU_MINUTES, optionally followed by :KEY=VALUE[,KEY=VALUE...], further `--set`s of
+the recipe (batch, warm-up, dropout, ...), trained in WORK/SIZE@KEY=VALUE...-M.
 
 It shares bench/equal_budget.py's work directory and its pieces: the same tokenizer and start
 (WORK/init), the same recipe and clock (train.clock cpu, --threads, --precision auto), and the
@@ -23,6 +26,18 @@ sys.path.insert(0, HERE)
 import equal_budget  # noqa: E402
 
 
+def parse_run(r):
+    """SIZE:MINUTES[:KEY=VALUE,...] -> (size, minutes, [KEY=VALUE, ...])."""
+    parts = r.split(":", 2)
+    if len(parts) < 2 or any("=" not in kv for kv in (parts[2].split(",") if len(parts) == 3 else [])):
+        raise SystemExit(f"size_runs: a run is SIZE:CPU_MINUTES[:KEY=VALUE,...], got {r!r}")
+    return parts[0], float(parts[1]), parts[2].split(",") if len(parts) == 3 else []
+
+
+def label(size, sets):
+    return size + "".join(f" {kv}" for kv in sets)
+
+
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     equal_budget.add_run_args(p)
@@ -30,12 +45,12 @@ def parse_args():
     p.add_argument("--sets", nargs="+", default=["dev"], help="sets scored (default dev, whole)")
     a = p.parse_args()
     a.attn, a.work = os.path.abspath(a.attn), os.path.abspath(a.work)
-    a.runs = [(r.split(":")[0], float(r.split(":")[1])) for r in a.runs]
+    a.runs = [parse_run(r) for r in a.runs]
     return a
 
 
 def table(a, rows):
-    reference = {r["minutes"]: r["steps"] for r in rows if r.get("size", "small") == "small"}
+    reference = {r["minutes"]: r["steps"] for r in rows if r.get("size", "small") == "small" and not r.get("sets")}
     names = [f"{s} {'greedy' if b == 1 else f'beam {b}'}" for s in a.sets for b in a.beams]
     lines = ["| size | CPU min | reference steps | steps | kept step | " + " | ".join(names) + " |",
              "|---" * (5 + len(names)) + "|"]
@@ -43,7 +58,7 @@ def table(a, rows):
         sc = r["scores"]
         ref = reference.get(r["minutes"])
         cells = [f"{sc[f'{s}.beam{b}'][0]:.2f} / {sc[f'{s}.beam{b}'][1]:.2f}" for s in a.sets for b in a.beams]
-        lines.append(f"| {r.get('size', 'small')} | {r['minutes']:g} | {f'{ref:,}' if ref else '?'} | {r['steps']:,} | "
+        lines.append(f"| {label(r.get('size', 'small'), r.get('sets', []))} | {r['minutes']:g} | {f'{ref:,}' if ref else '?'} | {r['steps']:,} | "
                      f"{r['kept_step']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -63,8 +78,9 @@ def main():
     precision = equal_budget.resolve_precision(a)
     equal_budget.log(f"precision {precision}, {a.threads} threads, runs {a.runs}")
     rows = []
-    for size, m in a.runs:
-        info = equal_budget.train_attn(a, m, init, precision, size, "attn" if size == "small" else size)
+    for size, m, sets in a.runs:
+        name = "attn" if size == "small" and not sets else size + "".join(f"@{kv}" for kv in sets)
+        info = equal_budget.train_attn(a, m, init, precision, size, name, sets)
         info = equal_budget.score(a, info)
         info["weights"] = weights(info["dir"])
         rows.append(info)
