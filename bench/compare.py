@@ -223,17 +223,27 @@ def bench_train(a, env, table, peak, notes):
             [(r["gemm_peak_before"], r["gemm_peak_after"]) for r in runs["attn"]]), file=sys.stderr)
 
 
-def prepare_translation(a, env):
-    os.makedirs(a.work, exist_ok=True)
-    model = os.path.join(a.work, "base_pre_ln")
+def make_model(work, name, c, env, ct2_python):
+    """The pre-LN model `name` of configuration c (random weights, seed 0, untied output projection so that
+    the output varies), made by torch_ref.py in work/<name>_pre_ln unless there already, and its
+    CTranslate2 conversion in work/<name>_pre_ln_ct2 (when ct2_python is given). Returns the two directories."""
+    os.makedirs(work, exist_ok=True)
+    model = os.path.join(work, "%s_pre_ln" % name)
     if not os.path.exists(os.path.join(model, "weights.npz")):
-        subprocess.run([TORCH_PY, os.path.join(REPO, "..", "shared", "reference", "torch_ref.py"), "make", "--out", model,
-                        "--seed", "0", "--src-vocab", "8000", "--tgt-vocab", "8000", "--d-model", "512", "--heads", "8",
-                        "--layers", "6", "--ff", "2048", "--norm-first", "--no-share"], env=env, check=True)
-    ct2 = os.path.join(a.work, "base_pre_ln_ct2")
-    if a.ct2_python and not os.path.exists(os.path.join(ct2, "model.bin")):
-        subprocess.run([a.ct2_python, os.path.join(HERE, "ct2_bench.py"), "convert", "--model", model, "--out", ct2],
+        subprocess.run([
+            TORCH_PY, os.path.join(REPO, "..", "shared", "reference", "torch_ref.py"), "make", "--out", model,
+            "--seed", "0", "--src-vocab", str(c["vocab"]), "--tgt-vocab", str(c["vocab"]), "--d-model", str(c["d"]),
+            "--heads", str(c["heads"]), "--layers", str(c["layers"]), "--ff", str(c["ff"]), "--norm-first",
+            "--no-share"], env=env, check=True)
+    ct2 = os.path.join(work, "%s_pre_ln_ct2" % name)
+    if ct2_python and not os.path.exists(os.path.join(ct2, "model.bin")):
+        subprocess.run([ct2_python, os.path.join(HERE, "ct2_bench.py"), "convert", "--model", model, "--out", ct2],
                        env=env, check=True)
+    return model, ct2
+
+
+def prepare_translation(a, env):
+    model, ct2 = make_model(a.work, "base", CONFIGS["base"], env, a.ct2_python)
     import random
     rng = random.Random(3)
     srcs = [[rng.randrange(3, 8000) for _ in range(rng.randrange(8, 31))] + [2] for _ in range(32)]
