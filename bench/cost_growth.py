@@ -2,7 +2,7 @@
 """Cost as work grows (issue 32): attn's decoding against CTranslate2's as one dimension of the work
 grows and the others stay at a centre point, on the same model, sources and threads.
 
-  nice -n 19 flock /work/bench.lock /usr/bin/python3 bench/cost_growth.py [--build build] [--threads 2]
+  /usr/bin/python3 bench/cost_growth.py [--build build] [--threads 2]
         [--axes source,batch,beam,model] [--repeats 2] [--min-seconds 2] [--max-len 32] [--quick]
         [--model base] [--batch 16] [--beam 1] [--src-len 32] [--points AXIS=V,V,...]
         [--work /tmp/attn-cost-growth] [--out-json docs/cost-growth/results.json] [--svg-dir docs/cost-growth]
@@ -30,8 +30,9 @@ own outputs.
 Writes --out-json (all cells, written again after each one), one SVG per axis in --svg-dir
 (<axis>.svg: tokens/s against the axis value on a log2 scale, and below it tokens/s relative to the
 axis's first point, i.e. how the cost of a token grows), and prints a markdown table per axis.
---quick: 3 points per axis (2 for beam and model), 0.5 s cells, 1 repeat. Run everything of this
-script under `flock /work/bench.lock` on a shared machine; it takes no lock itself.
+--quick: 3 points per axis (2 for beam and model), 0.5 s cells, 1 repeat. On a machine where other
+benchmarks run, run it under their lock (`flock LOCKFILE /usr/bin/python3 bench/cost_growth.py`); it
+takes none itself.
 """
 import argparse
 import datetime
