@@ -4,7 +4,7 @@ grows and the others stay at a centre point, on the same model, sources and thre
 
   /usr/bin/python3 bench/cost_growth.py [--build build] [--threads 2]
         [--axes source,batch,beam,model] [--repeats 2] [--min-seconds 2] [--max-len 32] [--quick]
-        [--model base] [--batch 16] [--beam 1] [--src-len 32] [--points AXIS=V,V,...]
+        [--model base] [--batch 32] [--beam 1] [--src-len 32] [--points AXIS=V,V,...]
         [--work /tmp/attn-cost-growth] [--out-json docs/cost-growth/results.json] [--svg-dir docs/cost-growth]
         [--ct2-python /work/venv-ct2/bin/python] [--policies attn=default,ct2=default/PASSIVE]
 
@@ -12,7 +12,7 @@ Measured: output tokens/s of fp32 decoding (attn's build/bench_translate, KV cac
 CTranslate2 through bench/ct2_bench.py, compute type float32), alpha 0, at most --max-len output
 tokens, on pre-LN models with random weights made by torch_ref.py exactly as compare.py makes its
 model (seed 0, untied output projection, vocabulary 8000; compare.make_model). The centre point is
-the base model, batch 16, greedy, sources of 32 ids; each axis moves one of them:
+the base model, batch 32 (CTranslate2 runs batches of 16 slowly on the Zen 5, docs/performance.md), greedy, sources of 32 ids; each axis moves one of them:
   source  8, 16, 32, 64, 128, 256 ids a source (random ids, the last one eos: exactly that many
           encoder positions)
   batch   1, 2, 4, 8, 16, 32, 64 sentences decoded together
@@ -271,7 +271,7 @@ def parse_args():
                    help="translations of the sources in each process (bench_translate/ct2_bench --repeat; the best counts)")
     p.add_argument("--quick", action="store_true", help="3 points per axis (2 for beam, model), 0.5 s cells, 1 repeat")
     p.add_argument("--model", default="base", choices=sorted(MODELS), help="centre point's model")
-    p.add_argument("--batch", type=int, default=16, help="centre point's batch")
+    p.add_argument("--batch", type=int, default=32, help="centre point's batch")
     p.add_argument("--beam", type=int, default=1, help="centre point's beam")
     p.add_argument("--src-len", type=int, default=32, help="centre point's source length")
     p.add_argument("--points", action="append", default=[], metavar="AXIS=V,V,...", help="an axis's values instead of "
