@@ -12,7 +12,8 @@ Measured: output tokens/s of fp32 decoding (attn's build/bench_translate, KV cac
 CTranslate2 through bench/ct2_bench.py, compute type float32), alpha 0, at most --max-len output
 tokens, on pre-LN models with random weights made by torch_ref.py exactly as compare.py makes its
 model (seed 0, untied output projection, vocabulary 8000; compare.make_model). The centre point is
-the base model, batch 32 (CTranslate2 runs batches of 16 slowly on the Zen 5, docs/performance.md), greedy, sources of 32 ids; each axis moves one of them:
+the base model, batch 32 (CTranslate2 runs batches of 16 slowly on the Zen 5, docs/performance.md),
+greedy, sources of 32 ids; each axis moves one of them:
   source  8, 16, 32, 64, 128, 256 ids a source (random ids, the last one eos: exactly that many
           encoder positions)
   batch   1, 2, 4, 8, 16, 32, 64 sentences decoded together
