@@ -31,15 +31,17 @@ bool on_f32_panels(const WeightForm& form, const FrozenWeight* frozen, int64_t r
   return form.precision == Precision::fp32 && frozen && f32_panels_for(rows);
 }
 
-// int8 inference, bf16, and fp32 inference on the panels, add the bias in the product's epilogue
-// (bf16: the matmul primitive's bias, one pass over y fewer); otherwise y starts as the bias.
+// int8 inference, bf16 products of rounded operands through oneDNN's bf16 matmul (its bias: one
+// pass over y fewer), and fp32 inference on the panels add the bias in the product's epilogue;
+// otherwise y starts as the bias.
 bool bias_in_epilogue(const WeightForm& form, const FrozenWeight* frozen, bool grad, int64_t rows) {
-  return (form.precision == Precision::int8 && !grad) || form.precision == Precision::bf16 ||
-         on_f32_panels(form, frozen, rows);
+  const bool bf16_matmul =
+      form.precision == Precision::bf16 && !frozen && rounded_bf16_kernel() == Kernel::onednn_bf16;
+  return (form.precision == Precision::int8 && !grad) || bf16_matmul || on_f32_panels(form, frozen, rows);
 }
 
-// y (+)= x W^T in the form's precision (y holds the bias when beta == 1; int8, bf16 and fp32 on
-// its panels take `bias` into their epilogue instead, beta 0). `grad`: a backward will follow (bf16
+// y (+)= x W^T in the form's precision (y holds the bias when beta == 1; where bias_in_epilogue,
+// `bias` goes into the product's epilogue instead, beta 0). `grad`: a backward will follow (bf16
 // keeps its rounded operands for it; int8 refuses).
 void affine_product(Affine& a, const WeightForm& form, const FrozenWeight* frozen, float beta, bool grad,
                     const float* bias) {
@@ -129,16 +131,10 @@ Tensor round_operand(const Tensor& t) { return round_operand(t.data<float>(), t.
 void gemm_rounded(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float beta, const Tensor& A,
                   int64_t lda, const Tensor& B, int64_t ldb, float* C, int64_t ldc, const float* bias) {
   check(A.dtype() == B.dtype(), "gemm_rounded: operands of different dtypes");
-  check(!bias || beta == 0.0f, "gemm_rounded: a bias replaces beta C (beta must be 0, got ", beta, ")");
+  check(!bias || A.dtype() == DType::bf16, "gemm_rounded: a bias needs bf16 operands (attn::gemm has no epilogue)");
   if (A.dtype() == DType::bf16)
     return gemm_bf16(GemmBf16Args{trans_a, trans_b, m, n, k, 1.0f, beta, A.data<uint16_t>(), lda,
                                   B.data<uint16_t>(), ldb, C, ldc, bias});
-  if (bias) {  // attn::gemm has no epilogue: C starts as the bias
-    parallel_for(m, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [=](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) std::copy(bias, bias + n, C + r * ldc);
-    });
-    beta = 1.0f;
-  }
   gemm({trans_a, trans_b, m, n, k, 1.0f, beta, A.data<float>(), lda, B.data<float>(), ldb, C, ldc});
 }
 

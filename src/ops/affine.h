@@ -32,7 +32,7 @@ Tensor round_operand(const Tensor& t);
 Tensor round_operand(const float* src, const Shape& shape);
 
 // C = op(A) op(B) + beta C over two round_operand() results (of the same dtype), f32 C; with a
-// bias (n floats, beta 0): C = op(A) op(B) + bias on every row.
+// bias (n floats; raw bf16 operands, beta 0): C = op(A) op(B) + bias on every row.
 void gemm_rounded(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float beta, const Tensor& A,
                   int64_t lda, const Tensor& B, int64_t ldb, float* C, int64_t ldc, const float* bias = nullptr);
 
