@@ -4,9 +4,11 @@
 // CTranslate2 (bench/ct2_bench.py) run the same model on the same input.
 //
 //   bench_translate --model DIR --src IDS [--out IDS] [--beam K] [--batch B] [--max-len N]
-//                   [--alpha A] [--threads N] [--repeat R] [--precision fp32[,bf16,int8]]
+//                   [--alpha A] [--threads N] [--repeat R] [--precision fp32[,bf16,int8]] [--stream]
 //
-// Sentences are taken in file order, B at a time. Output tokens are the generated ids without
+// Sentences are taken in file order, B at a time. --stream: continuous batching instead
+// (decode/stream.h, as attn serve decodes), B sentences in flight, the next one of the file joining
+// at the step after one finishes (a server's steady load of B clients). Output tokens are the generated ids without
 // eos. Prints one JSON line per precision: {"precision", "tokens_per_s", "seconds", "tokens",
 // "same_as_first", "peak_rss_mb"}; --out writes the best hypothesis of each sentence as ids, one a
 // line (for the token-by-token comparison; the first precision's). With several precisions
@@ -29,6 +31,7 @@
 
 #include "attn/decode/id_lines.h"
 #include "attn/decode/search.h"
+#include "attn/decode/stream.h"
 #include "args.h"
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
@@ -47,6 +50,7 @@ struct Options {
   size_t batch = 1;
   int max_len = 32;
   double alpha = 0.0;
+  bool stream = false;
   std::vector<Precision> precisions{Precision::fp32};
 };
 
@@ -61,17 +65,30 @@ bool parse(int argc, char** argv, Options& o) {
   cli::add_text(a, "--out", o.out, "write the best hypothesis of each sentence as ids");
   cli::add_beam(a, o.beam);
   cli::add_batch(a, batch, "sentences at a time");
-  cli::add_int(a, "--max-len", o.max_len, 1, 1 << 20, "longest output");
+  cli::add_int(a, "--max-len", o.max_len, 0, 1 << 20, "longest output (0: source length + 50, as attn translate)");
   cli::add_real(a, "--alpha", o.alpha, 0, 100, "length penalty");
   cli::add_threads(a, o.threads, std::to_string(o.threads));
   cli::add_int(a, "--repeat", o.repeat, 1, 1 << 20, "runs; the best is reported");
   cli::add_text(a, "--precision", precision, "comma-separated list: fp32, bf16, int8 (interleaved)");
+  a.add_flag("--stream", o.stream, "continuous batching: --batch sentences in flight, each finished one replaced");
   if (!cli::parse(a, argc, argv)) return false;
   o.batch = static_cast<size_t>(batch);
   o.precisions = parse_precision_list(precision, "bench_translate --precision");
   check(!o.model.empty() && !o.src.empty(), "bench_translate: --model and --src are needed");
   check(o.batch >= 1, "bench_translate: --batch must be >= 1");
   return true;
+}
+
+// Continuous batching over the file: `in_flight` sentences decode together, the next joining at
+// the step after one finishes. best[i] gets sentence i's best hypothesis.
+void stream_search(const Transformer& m, const std::vector<std::vector<int32_t>>& sources, const SearchOptions& so,
+                   size_t in_flight, std::vector<std::vector<int32_t>>& best) {
+  SearchStream stream(m, so);
+  size_t next = 0;
+  while (next < sources.size() || stream.size() > 0) {
+    for (; next < sources.size() && stream.size() < in_flight; ++next) stream.add(next, sources[next]);
+    for (StreamResult& r : stream.step()) best[r.id] = r.hypotheses[0].tokens;
+  }
 }
 
 }  // namespace
@@ -114,15 +131,14 @@ int main(int argc, char** argv) {
         tokens[p] = 0;
         auto t0 = Clock::now();
         const double c0 = process_cpu_seconds();
-        for (size_t first = 0; first < sources.size(); first += o.batch) {
+        if (o.stream) stream_search(models[p], sources, so, o.batch, outputs[p]);
+        for (size_t first = 0; !o.stream && first < sources.size(); first += o.batch) {
           size_t last = std::min(sources.size(), first + o.batch);
           std::vector<std::vector<int32_t>> chunk(sources.begin() + first, sources.begin() + last);
           auto hyps = search(models[p], chunk, so);
-          for (size_t i = 0; i < hyps.size(); ++i) {
-            outputs[p][first + i] = hyps[i][0].tokens;
-            tokens[p] += static_cast<int64_t>(hyps[i][0].tokens.size());
-          }
+          for (size_t i = 0; i < hyps.size(); ++i) outputs[p][first + i] = hyps[i][0].tokens;
         }
+        for (const auto& ids : outputs[p]) tokens[p] += static_cast<int64_t>(ids.size());
         double s = std::chrono::duration<double>(Clock::now() - t0).count();
         if (r == 0 || s < seconds[p]) seconds[p] = s, cpu[p] = process_cpu_seconds() - c0;  // best of the repeats
       }

@@ -39,4 +39,8 @@ struct MatmulCall {
 };
 void matmul_onednn(const MatmulCall& call);
 
+// The rows of the first piece an m-row product is cut into for the primitives (each row count
+// makes a primitive; the cache of them is bounded this way: gemm_onednn.cpp).
+int64_t row_piece(int64_t m);
+
 }  // namespace attn::detail

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <unordered_map>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "attn/kernels/dispatch.h"
 #include "attn/kernels/gemm_panels.h"
 #include "attn/kernels/gemm_s8_gemv.h"
+#include "gemm_backends.h"
 
 namespace attn {
 
@@ -38,10 +40,12 @@ dnnl::stream& stream() {
   return s;
 }
 
-// bf16 products run on bf16 inputs where oneDNN has a bf16 matmul, elsewhere on the same bf16
-// values widened to f32 (precision.h, onednn_has_bf16_matmul()).
+// The inputs' type: s8 for int8, f32 for fp32; bf16 products run on bf16 inputs where oneDNN
+// has a bf16 matmul, elsewhere on the same bf16 values widened to f32 (precision.h,
+// onednn_has_bf16_matmul()).
 memory::data_type input_type(Precision p) {
   if (p == Precision::int8) return memory::data_type::s8;
+  if (p == Precision::fp32) return memory::data_type::f32;
   return frozen_weight_kernel(Precision::bf16, 0) == Kernel::onednn_bf16 ? memory::data_type::bf16
                                                                           : memory::data_type::f32;
 }
@@ -56,13 +60,21 @@ struct PackedWeight {
   std::vector<int8_t> s8;      // [n, k], row-major (int8 without panels)
   std::vector<float> scales;   // [n] (int8)
   S8Panels panels;             // s8 in VNNI panels for small m (int8, when s8_gemv_available())
-  F32Panels f32;               // fp32: the weight in panels (gemm_panels.h)
+  F32Panels f32;               // fp32 where the panels run (AVX2): the weight in panels (gemm_panels.h)
+                               // fp32 elsewhere: only in `layouts`, reordered when packed
 
   // The weight as the matmul's [k, n] operand in `layout`, reordered on first request.
   const memory& in_layout(const memory::desc& layout) const {
     std::lock_guard<std::mutex> lock(mutex);
     for (const auto& [desc, mem] : layouts)
       if (desc == layout) return mem;
+    if (precision == Precision::fp32) {  // no plain copy kept: from the layout made when packed
+      memory packed(layout, engine());
+      dnnl::reorder(layouts.front().second, packed).execute(stream(), layouts.front().second, packed);
+      stream().wait();
+      layouts.emplace_back(layout, packed);
+      return layouts.back().second;
+    }
     // int8 with panels keeps no row-major copy: it is unpacked for the reorder
     const std::vector<int8_t> unpacked =
         precision == Precision::int8 && s8.empty() ? unpack_s8_panels(panels) : std::vector<int8_t>{};
@@ -92,15 +104,72 @@ struct PackedWeight {
   mutable std::vector<std::pair<memory::desc, memory>> layouts;  // few; never shrinks
 };
 
+namespace {
+
+// A primitive for one shape: x [m, k] (bf16 or s8 dense, f32 with row stride ldx) times the weight
+// in oneDNN's layout, into y (f32 with row stride ldy, beta as a sum post-op, an optional bias; or
+// dense s32 for int8).
+struct PackedPrimitive {
+  dnnl::matmul primitive;
+  memory::desc src, weights, dst, scratchpad, bias;
+};
+
+struct PrimitiveShape {
+  Precision p = Precision::fp32;
+  int64_t m = 0, n = 0, k = 0, ldx = 0, ldy = 0;
+  float beta = 0.0f;
+  bool bias = false;
+};
+
+PackedPrimitive create_primitive(const PrimitiveShape& s) {
+  const bool int8 = s.p == Precision::int8;
+  const memory::desc src({s.m, s.k}, input_type(s.p), memory::dims{s.ldx, 1});
+  const memory::desc wei({s.k, s.n}, input_type(s.p), memory::format_tag::any);
+  const memory::desc dst = int8 ? memory::desc({s.m, s.n}, memory::data_type::s32, memory::dims{s.n, 1})
+                                : memory::desc({s.m, s.n}, memory::data_type::f32, memory::dims{s.ldy, 1});
+  const memory::desc bias = s.bias ? memory::desc({1, s.n}, memory::data_type::f32, memory::format_tag::ab)
+                                   : memory::desc();
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (!int8 && s.beta != 0.0f) {
+    dnnl::post_ops ops;
+    ops.append_sum(s.beta);
+    attr.set_post_ops(ops);
+  }
+  try {
+    const dnnl::matmul::desc d = s.bias ? dnnl::matmul::desc(src, wei, bias, dst) : dnnl::matmul::desc(src, wei, dst);
+    dnnl::matmul::primitive_desc pd(d, attr, engine());
+    return {dnnl::matmul(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc(), bias};
+  } catch (const dnnl::error& e) {
+    fail("gemm_packed: oneDNN matmul (", precision_name(s.p), ") unavailable for m=", s.m, " n=", s.n, " k=", s.k,
+         ": ", e.what());
+  }
+}
+
+// fp32 on CPUs without the panels: W reordered into the layout oneDNN's f32 matmul asks for
+// (BA16a64b on AVX-512, whatever the rows), so that no call packs it again.
+void reorder_f32(PackedWeight& pw, const float* w, int64_t ldw) {
+  const PackedPrimitive reference = create_primitive({Precision::fp32, kOnednnRowBlock, pw.n, pw.k, pw.k, pw.n});
+  memory plain(memory::desc({pw.k, pw.n}, memory::data_type::f32, memory::dims{1, ldw}), engine(),
+                     const_cast<float*>(w));
+  memory packed(reference.weights, engine());
+  dnnl::reorder(plain, packed).execute(stream(), plain, packed);
+  stream().wait();
+  pw.layouts.emplace_back(reference.weights, packed);
+}
+
+}  // namespace
+
 std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int64_t n, int64_t k, int64_t ldw) {
-  check(p != Precision::fp32 || f32_panels_available(), "pack_weight: no fp32 panels in this build");
   check(n >= 1 && k >= 1 && ldw >= k, "pack_weight: bad weight n=", n, " k=", k, " ldw=", ldw);
   auto pw = std::make_shared<PackedWeight>();
   pw->precision = p;
   pw->n = n;
   pw->k = k;
-  if (p == Precision::fp32) {
+  if (p == Precision::fp32 && f32_panels_available()) {
     pw->f32 = pack_f32_panels(w, n, k, ldw);
+  } else if (p == Precision::fp32) {
+    reorder_f32(*pw, w, ldw);
   } else if (p == Precision::int8) {
     pw->s8.resize(n * k);
     pw->scales.resize(n);
@@ -128,50 +197,19 @@ int int8_weight_max() { return cpu_has_int8_dot() ? 127 : 63; }
 
 namespace {
 
-// A primitive for one shape: x [m, k] dense (bf16 or s8) times the weight in oneDNN's layout,
-// into y (f32 with row stride ldy and beta as a sum post-op; or dense s32 for int8).
-struct PackedPrimitive {
-  dnnl::matmul primitive;
-  memory::desc src, weights, dst, scratchpad;
-};
-
-using PrimitiveKey = std::array<int64_t, 7>;
-
-PackedPrimitive create_primitive(Precision p, int64_t m, int64_t n, int64_t k, int64_t ldy, float beta) {
-  const memory::desc src({m, k}, input_type(p), memory::dims{k, 1});
-  const memory::desc wei({k, n}, input_type(p), memory::format_tag::any);
-  const bool int8 = p == Precision::int8;
-  const memory::desc dst = int8 ? memory::desc({m, n}, memory::data_type::s32, memory::dims{n, 1})
-                                : memory::desc({m, n}, memory::data_type::f32, memory::dims{ldy, 1});
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (!int8 && beta != 0.0f) {
-    dnnl::post_ops ops;
-    ops.append_sum(beta);
-    attr.set_post_ops(ops);
-  }
-  try {
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), attr, engine());
-    return {dnnl::matmul(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc()};
-  } catch (const dnnl::error& e) {
-    fail("gemm_packed: oneDNN matmul (", precision_name(p), ") unavailable for m=", m, " n=", n, " k=", k,
-         ": ", e.what());
-  }
-}
-
-std::shared_ptr<const PackedPrimitive> cached_primitive(Precision p, int64_t m, int64_t n, int64_t k,
-                                                        int64_t ldy, float beta) {
+std::shared_ptr<const PackedPrimitive> cached_primitive(PrimitiveShape s) {
   static std::mutex mutex;
-  static std::map<PrimitiveKey, std::shared_ptr<const PackedPrimitive>> cache;
+  static std::map<std::array<int64_t, 9>, std::shared_ptr<const PackedPrimitive>> cache;
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-  const bool int8 = p == Precision::int8;
-  const PrimitiveKey key{static_cast<int64_t>(p), m, n, k, int8 ? n : ldy,
-                         int8 ? 0 : std::bit_cast<int32_t>(beta), threads};
+  if (s.p == Precision::int8) s.ldy = s.n, s.beta = 0.0f;  // int8 writes dense s32 sums
+  if (s.p != Precision::fp32) s.ldx = s.k;                   // bf16 and int8 x is a dense copy
+  const std::array<int64_t, 9> key{static_cast<int64_t>(s.p), s.m, s.n, s.k, s.ldx, s.ldy,
+                                   std::bit_cast<int32_t>(s.beta), s.bias, threads};
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   if (cache.size() >= 1024) cache.clear();  // sentence lengths vary: start over past 1024 shapes
-  auto entry = std::make_shared<const PackedPrimitive>(create_primitive(p, m, n, k, ldy, beta));
+  auto entry = std::make_shared<const PackedPrimitive>(create_primitive(s));
   cache.emplace(key, entry);
   return entry;
 }
@@ -185,12 +223,15 @@ T* thread_buffer(int slot, size_t count) {
   return b.data();
 }
 
-void run(const PackedPrimitive& pp, const PackedWeight& w, void* src, void* dst) {
+void run(const PackedPrimitive& pp, const PackedWeight& w, const void* src, void* dst, const float* bias = nullptr) {
   const memory& weights = w.in_layout(pp.weights);
   void* scratch = thread_buffer<char>(0, std::max<size_t>(pp.scratchpad.get_size(), 1));
-  memory s(pp.src, engine(), src), d(pp.dst, engine(), dst), sp(pp.scratchpad, engine(), scratch);
-  pp.primitive.execute(stream(), {{DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, d},
-                                  {DNNL_ARG_SCRATCHPAD, sp}});
+  memory s(pp.src, engine(), const_cast<void*>(src)), d(pp.dst, engine(), dst),
+      sp(pp.scratchpad, engine(), scratch);
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, d}, {DNNL_ARG_SCRATCHPAD, sp}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, memory(pp.bias, engine(), const_cast<float*>(bias)));
+  pp.primitive.execute(stream(), args);
   stream().wait();
 }
 
@@ -237,10 +278,20 @@ void gemm_packed_bf16(const PackedGemmArgs& g, const PackedWeight& w) {
   }
   // the rows in a multiple of 64 and the rest apart (onednn_rows.h)
   const int64_t head = onednn_head_rows(m);
-  run(*cached_primitive(w.precision, head, n, k, g.ldy, g.beta), w, x16, g.y);
-  if (head < m)
-    run(*cached_primitive(w.precision, m - head, n, k, g.ldy, g.beta), w,
-        x16 + head * k, g.y + head * g.ldy);
+  run(*cached_primitive({w.precision, head, n, k, k, g.ldy, g.beta}), w, x16, g.y);
+  if (head < m) run(*cached_primitive({w.precision, m - head, n, k, k, g.ldy, g.beta}), w, x16 + head * k, g.y + head * g.ldy);
+}
+
+// y = x W^T (+ bias) + beta y in f32, W in oneDNN's layout, x read in place: in row pieces
+// (gemm_backends.h, as attn::gemm's matmul), so that a decoding batch that gains and loses rows
+// at every step meets a few primitives per doubling of its rows.
+void gemm_packed_f32(const PackedGemmArgs& g, const PackedWeight& w) {
+  for (int64_t done = 0; done < g.m;) {
+    const int64_t rows = detail::row_piece(g.m - done);
+    run(*cached_primitive({Precision::fp32, rows, w.n, w.k, g.ldx, g.ldy, g.beta, g.bias != nullptr}), w,
+        g.x + done * g.ldx, g.y + done * g.ldy, g.bias);
+    done += rows;
+  }
 }
 
 }  // namespace
@@ -254,7 +305,8 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
   check(g.bias == nullptr || g.beta == 0.0f, "gemm_packed: a bias replaces beta y (beta must be 0, got ", g.beta, ")");
   if (m == 0) return;
   if (uses_s8_gemv(g, w)) return gemm_packed_vnni(g, w);
-  if (w.precision == Precision::fp32) return gemm_f32_panels(m, g.x, g.ldx, w.f32, g.beta, g.y, g.ldy, g.bias);
+  if (w.precision == Precision::fp32 && w.f32.data) return gemm_f32_panels(m, g.x, g.ldx, w.f32, g.beta, g.y, g.ldy, g.bias);
+  if (w.precision == Precision::fp32) return gemm_packed_f32(g, w);
   if (w.precision == Precision::bf16 && g.bias != nullptr) {  // y = bias, then y += x W^T
     for (int64_t r = 0; r < m; ++r) std::copy(g.bias, g.bias + n, g.y + r * g.ldy);
     PackedGemmArgs h = g;
@@ -277,7 +329,7 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
   int32_t* acc = thread_buffer<int32_t>(0, block * n);  // block <= mp
   for (int64_t r0 = 0; r0 < m; r0 += block) {
     const int64_t rows = std::min(block, mp - r0);
-    run(*cached_primitive(w.precision, rows, n, k, g.ldy, g.beta), w, xq + r0 * k, acc);
+    run(*cached_primitive({w.precision, rows, n, k, k, g.ldy, g.beta}), w, xq + r0 * k, acc);
     dequantize_rows(std::min(rows, m - r0), n, acc, sx + r0, w.scales.data(), g.bias, g.beta, g.y + r0 * g.ldy,
                     g.ldy);
   }

@@ -145,6 +145,8 @@ const float* widened(const void* src, int64_t count, int slot) {
   return b.data();
 }
 
+}  // namespace
+
 // The rows of the first piece of an m-row product: m itself up to 16, else the largest multiple of
 // a quarter of the power of two below m (16, 20, 24, 28, 32, 40, ..., 96, 112, 128, 160, ...), at
 // least 4/5 of m. A primitive is made per row count (creating one costs ~0.5 ms and holds its
@@ -158,6 +160,8 @@ int64_t row_piece(int64_t m) {
   const int64_t step = (int64_t{1} << (63 - __builtin_clzll(static_cast<uint64_t>(m)))) / 4;
   return m / step * step;
 }
+
+namespace {
 
 void run_matmul(const MatmulCall& c) {
   const std::shared_ptr<const MatmulEntry> held = cached_matmul(c);

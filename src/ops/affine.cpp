@@ -26,18 +26,19 @@ const FrozenWeight* frozen_for(const WeightForm& form, const Affine& a, bool gra
   return f;
 }
 
-// fp32 inference on W packed once into panels (gemm_panels.h), which adds the bias in its epilogue.
-bool on_f32_panels(const WeightForm& form, const FrozenWeight* frozen, int64_t rows) {
-  return form.precision == Precision::fp32 && frozen && f32_panels_for(rows);
+// fp32 inference on W packed once (panels, or oneDNN's layout), whose product adds the bias in its
+// epilogue.
+bool on_f32_packed(const WeightForm& form, const FrozenWeight* frozen, int64_t rows) {
+  return form.precision == Precision::fp32 && frozen && f32_packed_for(rows);
 }
 
 // int8 inference, bf16 products of rounded operands through oneDNN's bf16 matmul (its bias: one
-// pass over y fewer), and fp32 inference on the panels add the bias in the product's epilogue;
+// pass over y fewer), and fp32 inference on a packed W add the bias in the product's epilogue;
 // otherwise y starts as the bias.
 bool bias_in_epilogue(const WeightForm& form, const FrozenWeight* frozen, bool grad, int64_t rows) {
   const bool bf16_matmul =
       form.precision == Precision::bf16 && !frozen && rounded_bf16_kernel() == Kernel::onednn_bf16;
-  return (form.precision == Precision::int8 && !grad) || bf16_matmul || on_f32_panels(form, frozen, rows);
+  return (form.precision == Precision::int8 && !grad) || bf16_matmul || on_f32_packed(form, frozen, rows);
 }
 
 // y (+)= x W^T in the form's precision (y holds the bias when beta == 1; where bias_in_epilogue,
@@ -48,7 +49,7 @@ void affine_product(Affine& a, const WeightForm& form, const FrozenWeight* froze
   const Precision p = form.precision;
   PackedGemmArgs g{a.rows, a.xv.data<float>(), a.in, beta, a.out.data<float>(), a.out_features};
   g.bias = bias;
-  if (on_f32_panels(form, frozen, a.rows)) return gemm_packed(g, frozen->f32_panels());
+  if (on_f32_packed(form, frozen, a.rows)) return gemm_packed(g, frozen->f32_packed());
   if (p == Precision::fp32) {
     gemm({false, true, a.rows, a.out_features, a.in, 1.0f, beta, a.xv.data<float>(), a.in,
           a.wv.data<float>(), a.in, a.out.data<float>(), a.out_features});

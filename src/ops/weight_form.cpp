@@ -19,18 +19,18 @@ FrozenWeight::FrozenWeight(const Tensor& W, Precision p) : precision(p) {
   if (p != Precision::fp32) packed = pack_weight(p, w.data<float>(), out, in, w.strides()[0]);
 }
 
-const PackedWeight& FrozenWeight::f32_panels() const {
-  std::call_once(panels_once, [this] {
-    panels = pack_weight(Precision::fp32, w.data<float>(), out, in, w.strides()[0]);
-    panels_made.store(true, std::memory_order_release);
+const PackedWeight& FrozenWeight::f32_packed() const {
+  std::call_once(packed_once, [this] {
+    packed_f32 = pack_weight(Precision::fp32, w.data<float>(), out, in, w.strides()[0]);
+    packed_made.store(true, std::memory_order_release);
   });
-  return *panels;
+  return *packed_f32;
 }
 
 int64_t FrozenWeight::converted_bytes() const {
   int64_t bytes = packed ? packed_weight_bytes(*packed) : 0;
-  // panels is written once, under panels_once, before panels_made is set
-  return bytes + (panels_made.load(std::memory_order_acquire) ? packed_weight_bytes(*panels) : 0);
+  // packed_f32 is written once, under packed_once, before packed_made is set
+  return bytes + (packed_made.load(std::memory_order_acquire) ? packed_weight_bytes(*packed_f32) : 0);
 }
 
 int64_t converted_bytes(const WeightForm& form) { return form.frozen ? form.frozen->converted_bytes() : 0; }

@@ -19,14 +19,15 @@ struct FrozenWeight {
   int64_t out = 0, in = 0;
   std::shared_ptr<const PackedWeight> packed;  // bf16 or int8: W converted, made at once
 
-  // fp32: W packed into panels (kernels/gemm_panels.h), made by the first caller, once.
-  const PackedWeight& f32_panels() const;
+  // fp32: W packed (pack_weight: panels on AVX2, oneDNN's layout elsewhere), made by the first
+  // caller, once: a model decoded one sentence at a time never needs it.
+  const PackedWeight& f32_packed() const;
   int64_t converted_bytes() const;
 
  private:
-  mutable std::once_flag panels_once;
-  mutable std::shared_ptr<const PackedWeight> panels;
-  mutable std::atomic<bool> panels_made{false};
+  mutable std::once_flag packed_once;
+  mutable std::shared_ptr<const PackedWeight> packed_f32;
+  mutable std::atomic<bool> packed_made{false};
 };
 
 }  // namespace attn

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "attn/kernels/cpu.h"
 #include "attn/kernels/dispatch.h"
 #include "attn/kernels/gemm_few_rows.h"
 
@@ -43,11 +44,15 @@ TEST(DispatchTable, FirstMatchWins) {
   // x W^T at 16 rows matches both the few-rows rule and the 16-32 rule: the first is taken.
   const Kernel k16 = choose_kernel(product(ProductClass::x_wt, Precision::fp32, 16, 512, 512));
   EXPECT_EQ(k16, few_rows_available() ? Kernel::few_rows : Kernel::onednn_matmul);
-  // The frozen fp32 weight: panels at 17-48 rows where built, else the f32 weight through gemm().
+  // The frozen fp32 weight: up to 16 rows the f32 weight through gemm() (gemm_few_rows); past it
+  // oneDNN on W in its own layout on AVX-512, else panels at 17-48 rows where built, else gemm().
+  const bool avx512 = active_isa() == Isa::avx512;
   EXPECT_EQ(frozen_weight_kernel(Precision::fp32, 8), Kernel::f32_weight);
-  EXPECT_EQ(frozen_weight_kernel(Precision::fp32, 49), Kernel::f32_weight);
+  EXPECT_EQ(frozen_weight_kernel(Precision::fp32, 49), avx512 ? Kernel::onednn_f32 : Kernel::f32_weight);
   const Kernel k32 = frozen_weight_kernel(Precision::fp32, 32);
-  EXPECT_EQ(k32, kernel_available(Kernel::f32_panels) ? Kernel::f32_panels : Kernel::f32_weight);
+  EXPECT_EQ(k32, kernel_available(Kernel::f32_panels) ? Kernel::f32_panels
+                 : avx512                              ? Kernel::onednn_f32
+                                                       : Kernel::f32_weight);
   // An attention block below 64^3 multiply-adds runs on the small kernel, above on sgemm.
   EXPECT_EQ(choose_kernel(product(ProductClass::attention_block, Precision::fp32, 64, 64, 63)), Kernel::small_block);
   EXPECT_EQ(choose_kernel(product(ProductClass::attention_block, Precision::fp32, 64, 64, 64)), Kernel::onednn_sgemm);

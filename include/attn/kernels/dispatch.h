@@ -28,6 +28,7 @@ enum class Kernel {
   batched_matmul,   // one batched oneDNN matmul primitive (cached by shape)
   small_block,      // attn's small-matrix kernel on the calling thread (gemm_small.h)
   f32_panels,       // W packed once into panels of 16 outputs (gemm_panels.h)
+  onednn_f32,       // oneDNN's f32 matmul, W reordered once into its layout (inference)
   s8_rows,          // attn's int8 kernel over W in panels (gemm_s8_gemv.h)
   onednn_s8,        // oneDNN's int8 matmul, W reordered once per layout
   onednn_bf16,      // oneDNN's bf16 matmul (AVX512-BF16 / AMX; emulated on AVX-512 without them)
@@ -97,6 +98,9 @@ std::string describe_dispatch_table(bool mark_this_cpu = true);
 
 // The kernel of x W^T over m rows with W converted once for inference in precision p.
 Kernel frozen_weight_kernel(Precision p, int64_t m);
+// Whether an fp32 inference product of m rows runs on W packed once (pack_weight: panels, or
+// oneDNN's layout), rather than on W itself.
+bool f32_packed_for(int64_t m);
 // The kernel of products of bf16-rounded operands in training.
 Kernel rounded_bf16_kernel();
 
