@@ -1,5 +1,5 @@
 // Inference products with the weight prepared once, in bf16 or int8 (include/attn/kernels/
-// precision.h):
+// precision.h), or in fp32 with W packed for products of many rows:
 //   y = x W^T + beta y,   x f32 [m, k] (row stride ldx), W [n, k], y f32 [m, n] (row stride ldy)
 // bf16: W rounded to bf16 once, x at each call; f32 accumulation.
 // int8 (CTranslate2's scheme): W quantized once, symmetric per output row,
@@ -42,8 +42,9 @@ int int8_weight_max();
 
 struct PackedWeight;  // a weight [n, k] in bf16 or s8 with its scales (src/kernels/gemm_int8.cpp)
 
-// W [n, k] with row stride ldw, converted for `p`: bf16 or int8, or fp32 packed into panels for
-// the rows f32_panels_for() takes (include/attn/kernels/gemm_panels.h).
+// W [n, k] with row stride ldw, converted for `p`: bf16 or int8; or fp32 for the rows
+// f32_packed_for() takes (kernels/dispatch.h): packed into panels where they run
+// (include/attn/kernels/gemm_panels.h), else reordered into oneDNN's f32 matmul layout.
 std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int64_t n, int64_t k, int64_t ldw);
 Precision packed_precision(const PackedWeight& w);
 int64_t packed_weight_bytes(const PackedWeight& w);  // its copies of the weight, in every layout made so far
