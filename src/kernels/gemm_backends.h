@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include "attn/kernels/gemm.h"
 
@@ -38,6 +39,19 @@ struct MatmulCall {
   const float* bias = nullptr;
 };
 void matmul_onednn(const MatmulCall& call);
+
+// A matmul primitive's attributes as attn makes them: the scratchpad given by the caller (one
+// buffer per thread, not one per primitive), and beta y added to the product as a sum post-op.
+inline dnnl::primitive_attr matmul_attr(float beta) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (beta != 0.0f) {
+    dnnl::post_ops ops;
+    ops.append_sum(beta);
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
 
 // The rows of the first piece an m-row product is cut into for the primitives (each row count
 // makes a primitive; the cache of them is bounded this way: gemm_onednn.cpp).

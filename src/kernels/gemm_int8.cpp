@@ -129,13 +129,7 @@ PackedPrimitive create_primitive(const PrimitiveShape& s) {
                                 : memory::desc({s.m, s.n}, memory::data_type::f32, memory::dims{s.ldy, 1});
   const memory::desc bias = s.bias ? memory::desc({1, s.n}, memory::data_type::f32, memory::format_tag::ab)
                                    : memory::desc();
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (!int8 && s.beta != 0.0f) {
-    dnnl::post_ops ops;
-    ops.append_sum(s.beta);
-    attr.set_post_ops(ops);
-  }
+  const dnnl::primitive_attr attr = detail::matmul_attr(int8 ? 0.0f : s.beta);
   try {
     const dnnl::matmul::desc d = s.bias ? dnnl::matmul::desc(src, wei, bias, dst) : dnnl::matmul::desc(src, wei, dst);
     dnnl::matmul::primitive_desc pd(d, attr, engine());

@@ -76,14 +76,8 @@ MatmulEntry create_matmul(const MatmulCall& c) {
   // the bias: one row, broadcast over the rows and the batch
   const memory::desc bias = c.batch == 1 ? memory::desc({1, c.n}, f32, memory::format_tag::ab)
                                          : memory::desc({1, 1, c.n}, f32, memory::format_tag::abc);
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::primitive_attr attr = matmul_attr(c.beta);
   if (c.alpha != 1.0f) attr.set_output_scales(0, {c.alpha});
-  if (c.beta != 0.0f) {
-    dnnl::post_ops ops;
-    ops.append_sum(c.beta);
-    attr.set_post_ops(ops);
-  }
   try {
     const dnnl::matmul::desc desc = c.bias ? dnnl::matmul::desc(a, b, bias, d) : dnnl::matmul::desc(a, b, d);
     dnnl::matmul::primitive_desc pd(desc, attr, cpu_engine());
