@@ -131,7 +131,8 @@ PackedPrimitive create_primitive(const PrimitiveShape& s) {
                                    : memory::desc();
   const dnnl::primitive_attr attr = detail::matmul_attr(int8 ? 0.0f : s.beta);
   try {
-    const dnnl::matmul::desc d = s.bias ? dnnl::matmul::desc(src, wei, bias, dst) : dnnl::matmul::desc(src, wei, dst);
+    const dnnl::matmul::desc d =
+        s.bias ? dnnl::matmul::desc(src, wei, bias, dst) : dnnl::matmul::desc(src, wei, dst);
     dnnl::matmul::primitive_desc pd(d, attr, engine());
     return {dnnl::matmul(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc(), bias};
   } catch (const dnnl::error& e) {
@@ -145,7 +146,7 @@ PackedPrimitive create_primitive(const PrimitiveShape& s) {
 void reorder_f32(PackedWeight& pw, const float* w, int64_t ldw) {
   const PackedPrimitive reference = create_primitive({Precision::fp32, kOnednnRowBlock, pw.n, pw.k, pw.k, pw.n});
   memory plain(memory::desc({pw.k, pw.n}, memory::data_type::f32, memory::dims{1, ldw}), engine(),
-                     const_cast<float*>(w));
+               const_cast<float*>(w));
   memory packed(reference.weights, engine());
   dnnl::reorder(plain, packed).execute(stream(), plain, packed);
   stream().wait();
@@ -217,7 +218,8 @@ T* thread_buffer(int slot, size_t count) {
   return b.data();
 }
 
-void run(const PackedPrimitive& pp, const PackedWeight& w, const void* src, void* dst, const float* bias = nullptr) {
+void run(const PackedPrimitive& pp, const PackedWeight& w, const void* src, void* dst,
+         const float* bias = nullptr) {
   const memory& weights = w.in_layout(pp.weights);
   void* scratch = thread_buffer<char>(0, std::max<size_t>(pp.scratchpad.get_size(), 1));
   memory s(pp.src, engine(), const_cast<void*>(src)), d(pp.dst, engine(), dst),
@@ -273,7 +275,8 @@ void gemm_packed_bf16(const PackedGemmArgs& g, const PackedWeight& w) {
   // the rows in a multiple of 64 and the rest apart (onednn_rows.h)
   const int64_t head = onednn_head_rows(m);
   run(*cached_primitive({w.precision, head, n, k, k, g.ldy, g.beta}), w, x16, g.y);
-  if (head < m) run(*cached_primitive({w.precision, m - head, n, k, k, g.ldy, g.beta}), w, x16 + head * k, g.y + head * g.ldy);
+  if (head < m)
+    run(*cached_primitive({w.precision, m - head, n, k, k, g.ldy, g.beta}), w, x16 + head * k, g.y + head * g.ldy);
 }
 
 // y = x W^T (+ bias) + beta y in f32, W in oneDNN's layout, x read in place: in row pieces
@@ -299,8 +302,10 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
   check(g.bias == nullptr || g.beta == 0.0f, "gemm_packed: a bias replaces beta y (beta must be 0, got ", g.beta, ")");
   if (m == 0) return;
   if (uses_s8_gemv(g, w)) return gemm_packed_vnni(g, w);
-  if (w.precision == Precision::fp32 && w.f32.data) return gemm_f32_panels(m, g.x, g.ldx, w.f32, g.beta, g.y, g.ldy, g.bias);
-  if (w.precision == Precision::fp32) return gemm_packed_f32(g, w);
+  if (w.precision == Precision::fp32) {  // panels where they were built, else oneDNN's layout
+    if (w.f32.data) return gemm_f32_panels(m, g.x, g.ldx, w.f32, g.beta, g.y, g.ldy, g.bias);
+    return gemm_packed_f32(g, w);
+  }
   if (w.precision == Precision::bf16 && g.bias != nullptr) {  // y = bias, then y += x W^T
     for (int64_t r = 0; r < m; ++r) std::copy(g.bias, g.bias + n, g.y + r * g.ldy);
     PackedGemmArgs h = g;
