@@ -79,6 +79,16 @@ bool parse(int argc, char** argv, Options& o) {
   return true;
 }
 
+// The file `batch` sentences at a time, in order. best[i] gets sentence i's best hypothesis.
+void batch_search(const Transformer& m, const std::vector<std::vector<int32_t>>& sources, const SearchOptions& so,
+                  size_t batch, std::vector<std::vector<int32_t>>& best) {
+  for (size_t first = 0; first < sources.size(); first += batch) {
+    const size_t last = std::min(sources.size(), first + batch);
+    const auto hyps = search(m, {sources.begin() + first, sources.begin() + last}, so);
+    for (size_t i = 0; i < hyps.size(); ++i) best[first + i] = hyps[i][0].tokens;
+  }
+}
+
 // Continuous batching over the file: `in_flight` sentences decode together, the next joining at
 // the step after one finishes. best[i] gets sentence i's best hypothesis.
 void stream_search(const Transformer& m, const std::vector<std::vector<int32_t>>& sources, const SearchOptions& so,
@@ -131,13 +141,10 @@ int main(int argc, char** argv) {
         tokens[p] = 0;
         auto t0 = Clock::now();
         const double c0 = process_cpu_seconds();
-        if (o.stream) stream_search(models[p], sources, so, o.batch, outputs[p]);
-        for (size_t first = 0; !o.stream && first < sources.size(); first += o.batch) {
-          size_t last = std::min(sources.size(), first + o.batch);
-          std::vector<std::vector<int32_t>> chunk(sources.begin() + first, sources.begin() + last);
-          auto hyps = search(models[p], chunk, so);
-          for (size_t i = 0; i < hyps.size(); ++i) outputs[p][first + i] = hyps[i][0].tokens;
-        }
+        if (o.stream)
+          stream_search(models[p], sources, so, o.batch, outputs[p]);
+        else
+          batch_search(models[p], sources, so, o.batch, outputs[p]);
         for (const auto& ids : outputs[p]) tokens[p] += static_cast<int64_t>(ids.size());
         double s = std::chrono::duration<double>(Clock::now() - t0).count();
         if (r == 0 || s < seconds[p]) seconds[p] = s, cpu[p] = process_cpu_seconds() - c0;  // best of the repeats

@@ -205,8 +205,6 @@ Kernel frozen_weight_kernel(Precision precision, int64_t m) {
   return choose_kernel(p);
 }
 
-bool f32_panels_for(int64_t m) { return frozen_weight_kernel(P::fp32, m) == K::f32_panels; }
-
 bool f32_packed_for(int64_t m) {
   const Kernel k = frozen_weight_kernel(P::fp32, m);
   return k == K::f32_panels || k == K::onednn_f32;

@@ -121,7 +121,8 @@ struct PrimitiveShape {
   bool bias = false;
 };
 
-PackedPrimitive create_primitive(const PrimitiveShape& s) {
+// The primitive's description (its layouts), not yet the generated code.
+dnnl::matmul::primitive_desc describe_primitive(const PrimitiveShape& s) {
   const bool int8 = s.p == Precision::int8;
   const memory::desc src({s.m, s.k}, input_type(s.p), memory::dims{s.ldx, 1});
   const memory::desc wei({s.k, s.n}, input_type(s.p), memory::format_tag::any);
@@ -133,24 +134,30 @@ PackedPrimitive create_primitive(const PrimitiveShape& s) {
   try {
     const dnnl::matmul::desc d =
         s.bias ? dnnl::matmul::desc(src, wei, bias, dst) : dnnl::matmul::desc(src, wei, dst);
-    dnnl::matmul::primitive_desc pd(d, attr, engine());
-    return {dnnl::matmul(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc(), bias};
+    return dnnl::matmul::primitive_desc(d, attr, engine());
   } catch (const dnnl::error& e) {
     fail("gemm_packed: oneDNN matmul (", precision_name(s.p), ") unavailable for m=", s.m, " n=", s.n, " k=", s.k,
          ": ", e.what());
   }
 }
 
+PackedPrimitive create_primitive(const PrimitiveShape& s) {
+  const dnnl::matmul::primitive_desc pd = describe_primitive(s);
+  return {dnnl::matmul(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(), pd.scratchpad_desc(),
+          s.bias ? pd.bias_desc() : memory::desc()};
+}
+
 // fp32 on CPUs without the panels: W reordered into the layout oneDNN's f32 matmul asks for
 // (BA16a64b on AVX-512, whatever the rows), so that no call packs it again.
 void reorder_f32(PackedWeight& pw, const float* w, int64_t ldw) {
-  const PackedPrimitive reference = create_primitive({Precision::fp32, kOnednnRowBlock, pw.n, pw.k, pw.k, pw.n});
+  const memory::desc layout =
+      describe_primitive({Precision::fp32, kOnednnRowBlock, pw.n, pw.k, pw.k, pw.n}).weights_desc();
   memory plain(memory::desc({pw.k, pw.n}, memory::data_type::f32, memory::dims{1, ldw}), engine(),
                const_cast<float*>(w));
-  memory packed(reference.weights, engine());
+  memory packed(layout, engine());
   dnnl::reorder(plain, packed).execute(stream(), plain, packed);
   stream().wait();
-  pw.layouts.emplace_back(reference.weights, packed);
+  pw.layouts.emplace_back(layout, packed);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // fp32 weights packed once for inference: gemm_f32_panels (include/attn/kernels/gemm_panels.h,
-// AVX2) against a double-precision reference, and through gemm_packed and linear() under an
-// inference cache; and pack_weight(Precision::fp32) on every CPU (panels on AVX2, oneDNN's own
-// layout elsewhere) through gemm_packed and linear().
+// AVX2) against a double-precision reference; and pack_weight(Precision::fp32) on every CPU
+// (panels on AVX2, oneDNN's own layout elsewhere) through gemm_packed and linear().
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -94,23 +93,6 @@ TEST(GemmPanels, BiasEqualsBiasInY) {
   for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(in_epilogue[i], in_y[i]) << "at " << i;
 }
 
-// linear() in fp32 inference with W frozen: rows in [kPanelRowsMin, kPanelRowsMax] take the
-// panels (made then, once), the others attn::gemm (none made); both equal the plain product.
-TEST(GemmPanels, LinearUnderTheInferenceCache) {
-  if (!f32_panels_available()) GTEST_SKIP() << "built without AVX2 + FMA, or with AVX-512";
-  const int64_t in = 300, out = 90;
-  Var W(Tensor::from_vector(values(out * in, 7), {out, in}), false);
-  Var b(Tensor::from_vector(values(out, 8), {out}), false);
-  for (int64_t rows : {kPanelRowsMin - 1, kPanelRowsMin, int64_t{32}, kPanelRowsMax, kPanelRowsMax + 1}) {
-    Var x(Tensor::from_vector(values(rows * in, 9), {rows, in}), false);
-    const std::vector<float> plain = linear(x, W, b).value().to_vector();
-    const WeightForm frozen = inference_form(W.value(), Precision::fp32);
-    const std::vector<float> cached = linear(x, W, b, frozen).value().to_vector();
-    EXPECT_EQ(converted_bytes(frozen) > 0, f32_panels_for(rows)) << "rows=" << rows;
-    for (size_t i = 0; i < plain.size(); ++i) ASSERT_NEAR(cached[i], plain[i], 2e-5) << "rows=" << rows << " at " << i;
-  }
-}
-
 // y = x W^T (+ bias) + beta y0 through gemm_packed, each output within the bound of an f32 sum of
 // k + 2 terms, (k + 3) u (sum_p |x_ip W_jp| + |bias_j| + |beta y0_ij|), of the double reference;
 // the padding of y's rows untouched. W has row stride ldw > k, x and y padded rows.
@@ -155,13 +137,14 @@ TEST(GemmPackedF32, MatchesReference) {
 }
 
 // linear() in fp32 inference with W frozen: the rows the dispatch table gives to a packed W
-// (f32_packed_for) make it, once; the others use W itself, making nothing; both equal the plain
-// product to float rounding.
+// (f32_packed_for: the panels' kPanelRowsMin..kPanelRowsMax on AVX2, 17 and more on AVX-512) make
+// it, once; the others use W itself, making nothing; both equal the plain product to float rounding.
 TEST(GemmPackedF32, LinearUnderTheInferenceForm) {
   const int64_t in = 300, out = 90;
   Var W(Tensor::from_vector(values(out * in, 7), {out, in}), false);
   Var b(Tensor::from_vector(values(out, 8), {out}), false);
-  for (int64_t rows : {1, 4, 16, 17, 32, 48, 49, 64, 200}) {
+  for (int64_t rows : {int64_t{1}, int64_t{4}, kPanelRowsMin - 1, kPanelRowsMin, int64_t{32}, kPanelRowsMax,
+                       kPanelRowsMax + 1, int64_t{64}, int64_t{200}}) {
     Var x(Tensor::from_vector(values(rows * in, 9), {rows, in}), false);
     const std::vector<float> plain = linear(x, W, b).value().to_vector();
     const WeightForm frozen = inference_form(W.value(), Precision::fp32);

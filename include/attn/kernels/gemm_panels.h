@@ -27,9 +27,6 @@ inline constexpr int64_t kPanelDepth = 256;  // k per block of a tile
 inline constexpr int64_t kPanelRowsMin = 17, kPanelRowsMax = 48;
 
 bool f32_panels_available();
-// Whether an fp32 inference product of m rows runs on the panels: the dispatch table's choice
-// (kernels/dispatch.h, whose rule takes kPanelRowsMin..kPanelRowsMax where the panels are built).
-bool f32_panels_for(int64_t m);
 
 struct F32Panels {
   int64_t n = 0, k = 0;
