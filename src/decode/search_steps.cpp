@@ -17,23 +17,27 @@ struct Candidate {
   double logprob;  // the parent's plus this token's
 };
 
-// The k best (value, index) of row[0..V), best first; equal values: lower index first. Once k are
-// held, a block of the row whose largest value does not beat the k-th best is skipped whole (most
-// of a vocabulary): the same answer as looking at each value, at a fraction of the cost.
-std::vector<std::pair<float, int32_t>> top_k(const float* row, int64_t V, int k) {
+// The k best (value, index) of row[0..V) - shift, best first; equal values: lower index first.
+// Once k are held, a block of the row whose largest value does not beat the k-th best is skipped
+// whole (most of a vocabulary): the same answer as looking at each value, at a fraction of the
+// cost. x - shift is monotone in x (rounding keeps order), so the block's largest value gives
+// its best entry, and the shift can be the log-sum-exp of a row of logits: the row's
+// log-softmax, x - lse as log_softmax_rows computes it, without writing it.
+std::vector<std::pair<float, int32_t>> top_k(const float* row, int64_t V, int k, float shift) {
   constexpr int64_t kBlock = 64;
   std::vector<std::pair<float, int32_t>> best;  // kept sorted, best first
   best.reserve(static_cast<size_t>(k) + 1);
   for (int64_t v0 = 0; v0 < V; v0 += kBlock) {
     const int64_t v1 = std::min(V, v0 + kBlock);
     if (static_cast<int>(best.size()) == k) {
-      const float most = max_of(row + v0, v1 - v0);
+      const float most = max_of(row + v0, v1 - v0) - shift;
       if (most == most && !(most > best.back().first)) continue;  // a NaN: looked at value by value
     }
     for (int64_t v = v0; v < v1; ++v) {
-      if (static_cast<int>(best.size()) == k && !(row[v] > best.back().first)) continue;
-      auto at = std::find_if(best.begin(), best.end(), [&](const auto& b) { return row[v] > b.first; });
-      best.insert(at, {row[v], static_cast<int32_t>(v)});
+      const float x = row[v] - shift;
+      if (static_cast<int>(best.size()) == k && !(x > best.back().first)) continue;
+      auto at = std::find_if(best.begin(), best.end(), [&](const auto& b) { return x > b.first; });
+      best.insert(at, {x, static_cast<int32_t>(v)});
       if (static_cast<int>(best.size()) > k) best.pop_back();
     }
   }
@@ -42,14 +46,25 @@ std::vector<std::pair<float, int32_t>> top_k(const float* row, int64_t V, int k)
 
 using TopK = std::vector<std::pair<float, int32_t>>;
 
-// The k best tokens of every row of the step's log-probs [rows, V], rows split over the threads.
-std::vector<TopK> top_k_rows(const Tensor& logp, int k) {
-  const int64_t rows = logp.size(0), V = logp.size(1);
+// The k best tokens of every row [rows, V] of the step's log-probs or, from_logits, of the
+// log-softmax of its logits; rows split over the threads.
+std::vector<TopK> top_k_rows(const Tensor& scores, int k, bool from_logits) {
+  const int64_t rows = scores.size(0), V = scores.size(1);
   std::vector<TopK> best(static_cast<size_t>(rows));
-  const float* p = logp.data<float>();
+  const float* p = scores.data<float>();
   RegionErrors errors;
 #pragma omp parallel for schedule(static) if (rows * V >= (1 << 16))
-  for (int64_t r = 0; r < rows; ++r) errors.guard([&] { best[static_cast<size_t>(r)] = top_k(p + r * V, V, k); });
+  for (int64_t r = 0; r < rows; ++r)
+    errors.guard([&] {
+      const float* x = p + r * V;
+      float shift = 0.0f;  // x - 0 is x
+      if (from_logits) {
+        // log sum_i exp(x_i) = max + log sum_i exp(x_i - max), as log_softmax_rows
+        const float mx = max_of(x, V);
+        shift = mx + std::log(sum_exp(x, V, mx));
+      }
+      best[static_cast<size_t>(r)] = top_k(x, V, k, shift);
+    });
   errors.rethrow();
   return best;
 }
@@ -93,12 +108,17 @@ void advance(SentenceSearch& s, const std::vector<TopK>& best, int k, double alp
   s.done = beaten || s.alive.empty() || s.steps >= s.max_len;
 }
 
+// Whether a forced prefix or decode/constraints.h rewrites this step's log-probs.
+bool constrained(const std::vector<SentenceSearch>& sentences, const Constraints& c) {
+  bool prefixes = false;
+  for (const SentenceSearch& s : sentences) prefixes = prefixes || (!s.done && !s.prefix.empty());
+  return prefixes || c.any();
+}
+
 // Rewrites the step's log-probs by the forced prefixes and decode/constraints.h; untouched when
 // neither applies, so the plain search stays exactly torch_ref.py's.
 void constrain(Tensor& logp, const std::vector<SentenceSearch>& sentences, const Constraints& c) {
-  bool prefixes = false;
-  for (const SentenceSearch& s : sentences) prefixes = prefixes || (!s.done && !s.prefix.empty());
-  if (!prefixes && !c.any()) return;
+  if (!constrained(sentences, c)) return;
   std::vector<const std::vector<int32_t>*> histories;
   std::vector<int32_t> forced;
   for (const SentenceSearch& s : sentences) {
@@ -150,9 +170,15 @@ bool search_step(RowDecoder& decoder, std::vector<SentenceSearch>& sentences, co
     for (const Prefix& p : s.alive) tokens.push_back(p.tokens.empty() ? decoder.bos_id : p.tokens.back());
   }
   if (tokens.empty()) return false;
-  Tensor logp = decoder.step(tokens);  // [rows, tgt_vocab]
-  constrain(logp, sentences, constraints);
-  const std::vector<TopK> best = top_k_rows(logp, o.beam);
+  // The k best of each row; straight from the logits when nothing rewrites the log-probs.
+  std::vector<TopK> best;
+  if (decoder.step_logits && !constrained(sentences, constraints)) {
+    best = top_k_rows(decoder.step_logits(tokens), o.beam, true);
+  } else {
+    Tensor logp = decoder.step(tokens);  // [rows, tgt_vocab]
+    constrain(logp, sentences, constraints);
+    best = top_k_rows(logp, o.beam, false);
+  }
   // Advance each sentence; the survivors' parents are the rows kept for the next step.
   std::vector<int64_t> rows;
   bool same_sources = true;  // each sentence keeps as many rows as it had

@@ -163,9 +163,14 @@ DecoderState start_decoding(const Transformer& m, const Tensor& memory, const Te
 
 Tensor decode_step(const Transformer& m, DecoderState& s, const std::vector<int32_t>& tokens) {
   NoGrad no_grad;
+  return log_softmax(Var(decode_step_logits(m, s, tokens))).value();
+}
+
+Tensor decode_step_logits(const Transformer& m, DecoderState& s, const std::vector<int32_t>& tokens) {
+  NoGrad no_grad;
   const int64_t B = static_cast<int64_t>(tokens.size());
   Var logits = forward(m.generator, Var(decode_step_hidden(m, s, tokens)));  // [B, V]
-  return log_softmax(reshape(logits, {B, m.config.tgt_vocab})).value();
+  return reshape(logits, {B, m.config.tgt_vocab}).value();
 }
 
 Tensor decode_step_hidden(const Transformer& m, DecoderState& s, const std::vector<int32_t>& tokens) {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "attn/decode/row_decoder.h"
 #include "attn/decode/search.h"
 #include "attn/error.h"
 #include "decode_fixture.h"
@@ -107,6 +108,32 @@ TEST_P(SearchTest, CacheAndBatchingChangeNothing) {
   std::printf("%-20s beam 4, 4-best: cached batch 1 and 8 = uncached batch 8 token for token, "
               "log-prob max |diff| %.2e (tolerance 1e-4)\n", GetParam().c_str(), worst);
   EXPECT_LE(worst, 1e-4);
+}
+
+// The search takes each row's k best from the logits (RowDecoder::step_logits) rather than from
+// written log-probs: the same tokens and the same log-probs to the bit, greedy and beam, n-best.
+TEST_P(SearchTest, TopKFromTheLogitsEqualsTopKOfTheLogProbs) {
+  const Transformer& m = fixture_model(GetParam());
+  auto src = fixture_ids(GetParam(), "src.txt");
+  std::vector<int64_t> lengths;
+  for (const auto& s : src) lengths.push_back(static_cast<int64_t>(s.size()));
+  for (int beam : {1, 4}) {
+    SearchOptions o = options(beam, 0.6);
+    o.n_best = beam;
+    RowDecoder fused = start_row_decoder(m, src, true);
+    RowDecoder written = start_row_decoder(m, src, true);
+    ASSERT_TRUE(fused.step_logits);
+    written.step_logits = nullptr;
+    auto a = search(fused, lengths, o), b = search(written, lengths, o);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(a[i].size(), b[i].size()) << "beam " << beam << " sentence " << i + 1;
+      for (size_t j = 0; j < a[i].size(); ++j) {
+        EXPECT_EQ(a[i][j].tokens, b[i][j].tokens) << "beam " << beam << " sentence " << i + 1;
+        EXPECT_EQ(a[i][j].logprob, b[i][j].logprob) << "beam " << beam << " sentence " << i + 1;
+      }
+    }
+  }
 }
 
 TEST_P(SearchTest, NBestIsSortedAndScoredByTheLengthPenalty) {

@@ -17,6 +17,10 @@ namespace attn {
 struct RowDecoder {
   // tokens[r] fed to row r -> log-probabilities of the next token [rows, tgt_vocab]
   std::function<Tensor(const std::vector<int32_t>&)> step;
+  // Optional, in place of step: the logits [rows, tgt_vocab] whose log-softmax step would give.
+  // A search that needs only each row's k best log-probs takes them from here without writing
+  // the full log-probs (search_steps.cpp). Set only where the two agree to the bit.
+  std::function<Tensor(const std::vector<int32_t>&)> step_logits;
   // Row i becomes old row rows[i]; same_sources: every row keeps its sentence (see step_decoder.h).
   std::function<void(const std::vector<int64_t>&, bool)> select_rows;
   // Continuous batching: sentences (their sources) join as rows after the existing ones, each at

@@ -95,6 +95,8 @@ struct DecoderState {
 DecoderState start_decoding(const Transformer& m, const Tensor& memory, const Tensor& src_pad);
 // Feeds one token per row ([batch] ids) and returns log-probabilities of the next [batch, tgt_vocab].
 Tensor decode_step(const Transformer& m, DecoderState& state, const std::vector<int32_t>& tokens);
+// The same step's logits [batch, tgt_vocab], whose log_softmax is decode_step's answer.
+Tensor decode_step_logits(const Transformer& m, DecoderState& state, const std::vector<int32_t>& tokens);
 // The same step up to the output layer: the decoder's last hidden state [batch, d_model] (after
 // its final norm), which the generator and a softmax turn into log-probabilities.
 Tensor decode_step_hidden(const Transformer& m, DecoderState& state, const std::vector<int32_t>& tokens);
