@@ -44,10 +44,12 @@ TEST(DispatchTable, FirstMatchWins) {
   // x W^T at 16 rows matches both the few-rows rule and the 16-32 rule: the first is taken.
   const Kernel k16 = choose_kernel(product(ProductClass::x_wt, Precision::fp32, 16, 512, 512));
   EXPECT_EQ(k16, few_rows_available() ? Kernel::few_rows : Kernel::onednn_matmul);
-  // The frozen fp32 weight: up to 16 rows the f32 weight through gemm() (gemm_few_rows); past it
+  // The frozen fp32 weight: one row, the f32 weight through gemm() (gemm_few_rows); from 2 rows
   // oneDNN on W in its own layout on AVX-512, else panels at 17-48 rows where built, else gemm().
   const bool avx512 = active_isa() == Isa::avx512;
-  EXPECT_EQ(frozen_weight_kernel(Precision::fp32, 8), Kernel::f32_weight);
+  EXPECT_EQ(frozen_weight_kernel(Precision::fp32, 1), Kernel::f32_weight);
+  EXPECT_EQ(frozen_weight_kernel(Precision::fp32, 2), avx512 ? Kernel::onednn_f32 : Kernel::f32_weight);
+  EXPECT_EQ(frozen_weight_kernel(Precision::fp32, 8), avx512 ? Kernel::onednn_f32 : Kernel::f32_weight);
   EXPECT_EQ(frozen_weight_kernel(Precision::fp32, 49), avx512 ? Kernel::onednn_f32 : Kernel::f32_weight);
   const Kernel k32 = frozen_weight_kernel(Precision::fp32, 32);
   EXPECT_EQ(k32, kernel_available(Kernel::f32_panels) ? Kernel::f32_panels

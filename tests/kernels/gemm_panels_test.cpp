@@ -137,7 +137,7 @@ TEST(GemmPackedF32, MatchesReference) {
 }
 
 // linear() in fp32 inference with W frozen: the rows the dispatch table gives to a packed W
-// (f32_packed_for: the panels' kPanelRowsMin..kPanelRowsMax on AVX2, 17 and more on AVX-512) make
+// (f32_packed_for: the panels' kPanelRowsMin..kPanelRowsMax on AVX2, 2 and more on AVX-512) make
 // it, once; the others use W itself, making nothing; both equal the plain product to float rounding.
 TEST(GemmPackedF32, LinearUnderTheInferenceForm) {
   const int64_t in = 300, out = 90;

@@ -2,8 +2,9 @@
 // model prepared for inference, W converted once. Models fix it for every weight when they are
 // loaded or built for training (models/prepare.h); linear layers carry it and hand it to the ops
 // (linear, linear_relu, linear_dropout in ops/matmul.h), so nothing about precision is ambient.
-//   fp32  W itself. Frozen (inference): W also packed into panels for products of 17-48 rows
-//         (decoding steps of a batch, kernels/gemm_panels.h), made the first time one runs.
+//   fp32  W itself. Frozen (inference): W also packed once for the products the dispatch table
+//         gives a packed W (kernels/dispatch.h, f32_packed_for: oneDNN's layout from 2 rows on
+//         AVX-512, panels for 17-48 rows on AVX2), made the first time one runs.
 //   bf16  training: W rounded to bf16 at each forward (it changes every step), the copy kept for
 //         the backward. Frozen: rounded once, in oneDNN's layout.
 //   int8  inference only: W quantized once per output row (kernels/gemm_int8.h).
