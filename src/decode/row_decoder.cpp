@@ -134,7 +134,10 @@ RowDecoder start_row_decoder(const Transformer& m, const std::vector<std::vector
   } else {
     r.step = [d](const std::vector<int32_t>& t) { return step(*d, t); };
     r.select_rows = [d](const std::vector<int64_t>& rows, bool same) { select_rows(*d, rows, same); };
-    if (cached) r.step_logits = [d](const std::vector<int32_t>& t) { return decode_step_logits(*d->model, d->state, t); };
+    if (cached)
+      r.step_logits = [d](const std::vector<int32_t>& t, const RowDecoder::LogitBlock& visit) {
+        decode_step_logit_blocks(*d->model, d->state, t, visit);
+      };
     if (cached)
       r.add_sources = [d, &m](const std::vector<std::vector<int32_t>>& more) {
         NoGrad no_grad;

@@ -46,11 +46,11 @@ std::vector<std::pair<float, int32_t>> top_k(const float* row, int64_t V, int k,
 
 using TopK = std::vector<std::pair<float, int32_t>>;
 
-// The k best tokens of every row [rows, V] of the step's log-probs or, from_logits, of the
-// log-softmax of its logits; rows split over the threads.
-std::vector<TopK> top_k_rows(const Tensor& scores, int k, bool from_logits) {
+// The k best tokens of rows [first, first + scores.size(0)) of the step, into best[first..]: from
+// a block of its log-probs or, from_logits, of its logits (the log-softmax taken on the fly);
+// rows split over the threads.
+void top_k_rows(const Tensor& scores, int k, bool from_logits, int64_t first, std::vector<TopK>& best) {
   const int64_t rows = scores.size(0), V = scores.size(1);
-  std::vector<TopK> best(static_cast<size_t>(rows));
   const float* p = scores.data<float>();
   RegionErrors errors;
 #pragma omp parallel for schedule(static) if (rows * V >= (1 << 16))
@@ -63,10 +63,9 @@ std::vector<TopK> top_k_rows(const Tensor& scores, int k, bool from_logits) {
         const float mx = max_of(x, V);
         shift = mx + std::log(sum_exp(x, V, mx));
       }
-      best[static_cast<size_t>(r)] = top_k(x, V, k, shift);
+      best[static_cast<size_t>(first + r)] = top_k(x, V, k, shift);
     });
   errors.rethrow();
-  return best;
 }
 
 // One step of torch_ref.py's beam_search for one sentence, given the k best tokens of every row
@@ -171,13 +170,13 @@ bool search_step(RowDecoder& decoder, std::vector<SentenceSearch>& sentences, co
   }
   if (tokens.empty()) return false;
   // The k best of each row; straight from the logits when nothing rewrites the log-probs.
-  std::vector<TopK> best;
+  std::vector<TopK> best(tokens.size());
   if (decoder.step_logits && !constrained(sentences, constraints)) {
-    best = top_k_rows(decoder.step_logits(tokens), o.beam, true);
+    decoder.step_logits(tokens, [&](int64_t first, const Tensor& logits) { top_k_rows(logits, o.beam, true, first, best); });
   } else {
     Tensor logp = decoder.step(tokens);  // [rows, tgt_vocab]
     constrain(logp, sentences, constraints);
-    best = top_k_rows(logp, o.beam, false);
+    top_k_rows(logp, o.beam, false, 0, best);
   }
   // Advance each sentence; the survivors' parents are the rows kept for the next step.
   std::vector<int64_t> rows;

@@ -1,6 +1,7 @@
 #include "attn/models/transformer.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "attn/error.h"
 #include "attn/nn/positional_encoding.h"
@@ -167,10 +168,22 @@ Tensor decode_step(const Transformer& m, DecoderState& s, const std::vector<int3
 }
 
 Tensor decode_step_logits(const Transformer& m, DecoderState& s, const std::vector<int32_t>& tokens) {
+  const int64_t B = static_cast<int64_t>(tokens.size()), V = m.config.tgt_vocab;
+  Tensor out = Tensor::empty({B, V});
+  decode_step_logit_blocks(m, s, tokens, [&](int64_t first, const Tensor& logits) {
+    std::memcpy(out.data<float>() + first * V, logits.data<float>(), sizeof(float) * static_cast<size_t>(logits.numel()));
+  });
+  return out;
+}
+
+void decode_step_logit_blocks(const Transformer& m, DecoderState& s, const std::vector<int32_t>& tokens,
+                              const std::function<void(int64_t first_row, const Tensor& logits)>& visit) {
   NoGrad no_grad;
-  const int64_t B = static_cast<int64_t>(tokens.size());
-  Var logits = forward(m.generator, Var(decode_step_hidden(m, s, tokens)));  // [B, V]
-  return reshape(logits, {B, m.config.tgt_vocab}).value();
+  const Tensor h = decode_step_hidden(m, s, tokens);  // [B, d_model]
+  const int64_t B = h.size(0);
+  // logits = LN(y) W_out^T + b, kLogitRows rows at a time
+  for (int64_t r0 = 0; r0 < B; r0 += kLogitRows)
+    visit(r0, forward(m.generator, Var(h.slice(0, r0, std::min(B, r0 + kLogitRows)))).value().contiguous());
 }
 
 Tensor decode_step_hidden(const Transformer& m, DecoderState& s, const std::vector<int32_t>& tokens) {

@@ -17,10 +17,13 @@ namespace attn {
 struct RowDecoder {
   // tokens[r] fed to row r -> log-probabilities of the next token [rows, tgt_vocab]
   std::function<Tensor(const std::vector<int32_t>&)> step;
-  // Optional, in place of step: the logits [rows, tgt_vocab] whose log-softmax step would give.
-  // A search that needs only each row's k best log-probs takes them from here without writing
-  // the full log-probs (search_steps.cpp). Set only where the two agree to the bit.
-  std::function<Tensor(const std::vector<int32_t>&)> step_logits;
+  // Optional, in place of step: the logits whose log-softmax step would give, handed to `visit`
+  // in consecutive blocks of rows (first row, logits [block rows, tgt_vocab]) as the output layer
+  // makes them, so that a search needing only each row's k best reads a block while it is still
+  // in cache and never writes the full log-probs (search_steps.cpp). Set only where the two agree
+  // to the bit.
+  using LogitBlock = std::function<void(int64_t first_row, const Tensor& logits)>;
+  std::function<void(const std::vector<int32_t>&, const LogitBlock& visit)> step_logits;
   // Row i becomes old row rows[i]; same_sources: every row keeps its sentence (see step_decoder.h).
   std::function<void(const std::vector<int64_t>&, bool)> select_rows;
   // Continuous batching: sentences (their sources) join as rows after the existing ones, each at

@@ -12,6 +12,7 @@
 // are torch_ref.py's state_dict keys, so import and export are one-to-one.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -97,6 +98,14 @@ DecoderState start_decoding(const Transformer& m, const Tensor& memory, const Te
 Tensor decode_step(const Transformer& m, DecoderState& state, const std::vector<int32_t>& tokens);
 // The same step's logits [batch, tgt_vocab], whose log_softmax is decode_step's answer.
 Tensor decode_step_logits(const Transformer& m, DecoderState& state, const std::vector<int32_t>& tokens);
+// The same logits handed to visit(first row, logits [rows, tgt_vocab]) in consecutive blocks of
+// kLogitRows rows as the output layer makes them (decode_step_logits is made of the same blocks,
+// so the bits agree): a block of 16 rows of an 8,000-piece vocabulary (512 KB) stays in a core's
+// L2 cache while a search reads it; 64 rows at once spill to L3 (d_model 128, 1 thread, Zen 5:
+// 1,424 us for 64 rows against 4 x 301 for 16).
+inline constexpr int64_t kLogitRows = 16;
+void decode_step_logit_blocks(const Transformer& m, DecoderState& state, const std::vector<int32_t>& tokens,
+                              const std::function<void(int64_t first_row, const Tensor& logits)>& visit);
 // The same step up to the output layer: the decoder's last hidden state [batch, d_model] (after
 // its final norm), which the generator and a softmax turn into log-probabilities.
 Tensor decode_step_hidden(const Transformer& m, DecoderState& state, const std::vector<int32_t>& tokens);
