@@ -134,16 +134,16 @@ RowDecoder start_row_decoder(const Transformer& m, const std::vector<std::vector
   } else {
     r.step = [d](const std::vector<int32_t>& t) { return step(*d, t); };
     r.select_rows = [d](const std::vector<int64_t>& rows, bool same) { select_rows(*d, rows, same); };
-    if (cached)
-      r.step_logits = [d](const std::vector<int32_t>& t, const RowDecoder::LogitBlock& visit) {
+    if (cached) {
+      r.step_logits = [d](const std::vector<int32_t>& t, const LogitBlock& visit) {
         decode_step_logit_blocks(*d->model, d->state, t, visit);
       };
-    if (cached)
       r.add_sources = [d, &m](const std::vector<std::vector<int32_t>>& more) {
         NoGrad no_grad;
         Tensor ids = pad_ids(more, m.config.pad_id);
         add_sentences(m, d->state, encode_real_positions(m, ids), padding_mask(ids, m.config.pad_id));
       };
+    }
   }
   r.bos_id = c.bos_id;
   r.eos_id = c.eos_id;

@@ -177,7 +177,7 @@ Tensor decode_step_logits(const Transformer& m, DecoderState& s, const std::vect
 }
 
 void decode_step_logit_blocks(const Transformer& m, DecoderState& s, const std::vector<int32_t>& tokens,
-                              const std::function<void(int64_t first_row, const Tensor& logits)>& visit) {
+                              const LogitBlock& visit) {
   NoGrad no_grad;
   const Tensor h = decode_step_hidden(m, s, tokens);  // [B, d_model]
   const int64_t B = h.size(0);

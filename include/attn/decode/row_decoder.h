@@ -21,8 +21,7 @@ struct RowDecoder {
   // in consecutive blocks of rows (first row, logits [block rows, tgt_vocab]) as the output layer
   // makes them, so that a search needing only each row's k best reads a block while it is still
   // in cache and never writes the full log-probs (search_steps.cpp). Set only where the two agree
-  // to the bit.
-  using LogitBlock = std::function<void(int64_t first_row, const Tensor& logits)>;
+  // to the bit. (LogitBlock: models/transformer.h.)
   std::function<void(const std::vector<int32_t>&, const LogitBlock& visit)> step_logits;
   // Row i becomes old row rows[i]; same_sources: every row keeps its sentence (see step_decoder.h).
   std::function<void(const std::vector<int64_t>&, bool)> select_rows;

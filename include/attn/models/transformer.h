@@ -104,8 +104,9 @@ Tensor decode_step_logits(const Transformer& m, DecoderState& state, const std::
 // L2 cache while a search reads it; 64 rows at once spill to L3 (d_model 128, 1 thread, Zen 5:
 // 1,424 us for 64 rows against 4 x 301 for 16).
 inline constexpr int64_t kLogitRows = 16;
+using LogitBlock = std::function<void(int64_t first_row, const Tensor& logits)>;
 void decode_step_logit_blocks(const Transformer& m, DecoderState& state, const std::vector<int32_t>& tokens,
-                              const std::function<void(int64_t first_row, const Tensor& logits)>& visit);
+                              const LogitBlock& visit);
 // The same step up to the output layer: the decoder's last hidden state [batch, d_model] (after
 // its final norm), which the generator and a softmax turn into log-probabilities.
 Tensor decode_step_hidden(const Transformer& m, DecoderState& state, const std::vector<int32_t>& tokens);
