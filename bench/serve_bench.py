@@ -6,7 +6,10 @@ the machine from other processes changes less) and p50/p99 latency of single-sen
 32 and 64 concurrent clients (threads with keep-alive connections) for a fixed time each, with
 batching across requests on (attn serve's defaults), off (--no-batching: one request at a time,
 one thread) and off on two threads; the mean batch formed at each point (/metrics); and, for the
-same sentences, `attn translate` on them as one file with --threads 1 and 2. With --rss N: the server's resident memory after each 1,000 of N requests
+same sentences, `attn translate` on them as one file with --threads 1 and 2. The load comes from
+bench_serve_load (C++, beside --attn) or, with --client python or without it, from this script's
+threads; either way the client's CPU time per second is reported ("client cores"), CPU the server
+does not have on a machine of two cores. With --rss N: the server's resident memory after each 1,000 of N requests
 sent by 64 clients. Loopback only; every loop is bounded in requests and time. Standard library only.
 
     /usr/bin/python3 bench/serve_bench.py --attn build/attn --model DIR [--sentences FILE] [--seconds 10] [--beam 4]
@@ -184,12 +187,22 @@ def main():
                          "and the on/off ratio of each round")
     ap.add_argument("--rss", type=int, default=0, help="only the memory check, over this many requests")
     ap.add_argument("--server-flags", default="", help="more flags for attn serve with batching on (and --rss)")
+    ap.add_argument("--client", default="",
+                    help="the load: bench_serve_load's path, or python (this script's threads); by default "
+                         "bench_serve_load beside --attn if it is there")
     a = ap.parse_args()
     sentences = [l.rstrip("\n") for l in open(a.sentences, encoding="utf-8") if l.strip()][: a.count]
     if a.rss:
         return measure_rss(a, sentences)
+    if not a.client:
+        beside = os.path.join(os.path.dirname(a.attn), "bench_serve_load")
+        a.client = beside if os.access(beside, os.X_OK) else "python"
+    if a.client != "python":
+        with tempfile.NamedTemporaryFile("w", prefix="attn_serve_bodies_", suffix=".jsonl", delete=False) as f:
+            f.write("".join(request_body(s, a) + "\n" for s in sentences))
+        a.bodies = f.name
     print(f"model {a.model}, beam {a.beam}, {len(sentences)} sentences of {a.sentences}, {a.threads} threads, "
-          f"{a.seconds:.0f} s a point")
+          f"{a.seconds:.0f} s a point, client {a.client}")
     # Both servers run side by side, idle but for the one measured, and the two modes alternate at
     # each client count (then the CLI again), so that a load on the machine that comes and goes
     # falls on both alike.
@@ -199,7 +212,7 @@ def main():
     rates = [(cli_rate(a, sentences, 1), cli_rate(a, sentences, 2))]
     for proc, port, log in servers.values():
         run_clients(port, sentences, a, 8, total=16)  # warm-up: shapes, caches
-    rows = []
+    rows, off_rates = [], {}
     for c in [int(x) for x in a.clients.split(",")]:
         cells = {mode: [] for mode in servers}
         for r in range(a.rounds):
@@ -210,33 +223,56 @@ def main():
                     print(f"  {mode}, {c} clients, round {r + 1}: {cells[mode][-1][0]:.1f} sentences/s",
                           file=sys.stderr, flush=True)
         for mode in servers:
-            rate, per_cpu, mean, p50, p99 = (statistics.median(x[i] for x in cells[mode]) for i in range(5))
-            rows.append(f"| {mode} | {c} | {rate:.1f} | {per_cpu:.1f} | {mean:.1f} | {1000 * p50:.0f} | {1000 * p99:.0f} |")
+            rate, per_cpu, mean, p50, p99, client = (statistics.median(x[i] for x in cells[mode]) for i in range(6))
+            rows.append(f"| {mode} | {c} | {rate:.1f} | {per_cpu:.1f} | {mean:.1f} | {1000 * p50:.0f} | {1000 * p99:.0f} "
+                        f"| {client:.2f} |")
             print(rows[-1], file=sys.stderr, flush=True)
+        off_rates[c] = statistics.median(x[0] for x in cells["off"])
         if a.rounds > 1:
             on, off = ([x[0] for x in cells[m]] for m in ("on", "off"))
             ratios = sorted(x / y for x, y in zip(on, off))
-            rows.append(f"|  | {c} clients: on / off in each round | " + ", ".join(f"{x:.2f}" for x in ratios) + " | | | | |")
+            rows.append(f"|  | {c} clients: on / off in each round | " + ", ".join(f"{x:.2f}" for x in ratios) + " | | | | | |")
     rates.append((cli_rate(a, sentences, 1), cli_rate(a, sentences, 2)))
     for proc, port, log in servers.values():
         stop_server(proc, log)
+    if a.client != "python":
+        os.unlink(a.bodies)
     for t in (0, 1):
         print(f"attn translate --threads {t + 1}, the {len(sentences)} sentences as one file: {rates[0][t][0]:.1f} and "
               f"{rates[1][t][0]:.1f} sentences/s (before and after the servers' runs); per CPU second "
               f"{rates[0][t][1]:.1f} and {rates[1][t][1]:.1f}")
-    print("| batching | clients | sentences/s | sentences per CPU second | mean batch | p50 ms | p99 ms |\n"
-          "|---|---|---|---|---|---|---|")
+    # What batching can reach: each batcher at best decodes as fast per CPU second as the CLI does
+    # on one thread with sorted batches of 32, so "on" is near (batchers x that rate) at most.
+    batchers = min(os.cpu_count() or 1, 8)
+    best = max(rates[0][0][1], rates[1][0][1])
+    for c, off in off_rates.items():
+        print(f"reach at {c} clients: {batchers} batchers x the CLI's {best:.1f} sentences per CPU second = "
+              f"{batchers * best:.1f} sentences/s, {batchers * best / off:.2f}x one-at-a-time ({off:.1f})")
+    print("| batching | clients | sentences/s | sentences per CPU second | mean batch | p50 ms | p99 ms | client cores |\n"
+          "|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
 
 
 def measure_point(proc, port, sentences, a, clients):
-    """(sentences/s, sentences per CPU second, mean batch, p50 s, p99 s) of one point."""
+    """(sentences/s, sentences per CPU second, mean batch, p50 s, p99 s, the client's CPU seconds
+    per second) of one point."""
     cpu, batches = cpu_seconds(proc.pid), batch_counts(port)
-    lat, seconds = run_clients(port, sentences, a, clients, seconds=a.seconds)
+    if a.client == "python":
+        before = time.process_time()
+        lat, seconds = run_clients(port, sentences, a, clients, seconds=a.seconds)
+        answered, p50, p99, client_cpu = len(lat), percentile(lat, 50), percentile(lat, 99), time.process_time() - before
+    else:
+        out = subprocess.run([a.client, "--port", str(port), "--bodies", a.bodies, "--clients", str(clients),
+                              "--seconds", str(a.seconds)], capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"{a.client} failed: {out.stdout} {out.stderr}")
+        r = json.loads(out.stdout)
+        answered, seconds, p50, p99 = r["answered"], r["seconds"], r["p50_ms"] / 1000, r["p99_ms"] / 1000
+        client_cpu = r["client_cpu_seconds"]
     cpu = cpu_seconds(proc.pid) - cpu
     after = batch_counts(port)
     mean = (after[0] - batches[0]) / max(1, after[1] - batches[1])
-    return len(lat) / seconds, len(lat) / cpu, mean, percentile(lat, 50), percentile(lat, 99)
+    return answered / seconds, answered / cpu, mean, p50, p99, client_cpu / seconds
 
 
 def batch_counts(port):
