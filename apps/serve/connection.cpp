@@ -6,8 +6,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 
 namespace attn::serve {
 namespace {
@@ -43,23 +45,35 @@ void address_of(int sock, bool peer, std::string& ip, int& port) {
   ip = buf;
 }
 
-// A socket whose reads fail once the request's deadline has passed.
+// A socket whose reads fail once the request's deadline has passed. Reads go through a buffer:
+// cpp-httplib reads the request line and headers one byte at a time, which unbuffered cost a poll
+// and a recv per byte (about 300 system calls for a 150-byte request, measured with strace -c).
 class DeadlineStream : public httplib::Stream {
  public:
   DeadlineStream(int sock, int write_ms) : sock_(sock), write_ms_(write_ms) {}
   void set_deadline(Clock::time_point t) { deadline_ = t; }
+  // Bytes already received and not yet read (the next request's, when a client sends ahead).
+  bool has_buffered() const { return at_ < end_; }
 
   bool is_readable() const override {
+    if (has_buffered()) return true;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now()).count();
     return left > 0 && wait_for(sock_, POLLIN, static_cast<int>(left));
   }
   bool is_writable() const override { return wait_for(sock_, POLLOUT, write_ms_); }
   ssize_t read(char* ptr, size_t size) override {
-    if (!is_readable()) return -1;
-    ssize_t n;
-    do n = ::recv(sock_, ptr, size, 0);
-    while (n < 0 && errno == EINTR);
-    return n;
+    if (!has_buffered()) {
+      if (!is_readable()) return -1;
+      if (size >= sizeof buffer_) return receive(ptr, size);  // a large read: straight in
+      const ssize_t n = receive(buffer_, sizeof buffer_);
+      if (n <= 0) return n;
+      at_ = 0;
+      end_ = static_cast<size_t>(n);
+    }
+    const size_t n = std::min(size, end_ - at_);
+    std::memcpy(ptr, buffer_ + at_, n);
+    at_ += n;
+    return static_cast<ssize_t>(n);
   }
   ssize_t write(const char* ptr, size_t size) override {
     if (!is_writable()) return -1;
@@ -73,8 +87,17 @@ class DeadlineStream : public httplib::Stream {
   socket_t socket() const override { return sock_; }
 
  private:
+  ssize_t receive(char* ptr, size_t size) {
+    ssize_t n;
+    do n = ::recv(sock_, ptr, size, 0);
+    while (n < 0 && errno == EINTR);
+    return n;
+  }
+
   int sock_, write_ms_;
   Clock::time_point deadline_;
+  char buffer_[4096];
+  size_t at_ = 0, end_ = 0;  // buffer_[at_, end_) is received and not read yet
 };
 
 }  // namespace
@@ -94,7 +117,7 @@ bool Listener::process_and_close_socket(socket_t sock) {
   for (size_t n = 0; n < limits_.requests_per_connection && ok && !draining_; ++n) {
     int waited = 0;
     const int wait = n == 0 ? limits_.request_ms : limits_.idle_ms;
-    while (!draining_ && waited < wait && !wait_for(sock, POLLIN, 100)) waited += 100;
+    while (!draining_ && waited < wait && !stream.has_buffered() && !wait_for(sock, POLLIN, 100)) waited += 100;
     if (draining_ || waited >= wait) break;
     stream.set_deadline(Clock::now() + std::chrono::milliseconds(limits_.request_ms));
     bool closed = false;

@@ -107,13 +107,23 @@ TEST_F(BadRequest, InvalidUtf8Is400) {
 
 // A client that sends its request a byte at a time is cut off after --request-ms (1 s here), and
 // meanwhile the server answers others at once.
-TEST_F(BadRequest, SlowLorisIsCutOffAndOthersAreServed) {
-  int sock = ::socket(AF_INET, SOCK_STREAM, 0);
+// A socket connected to the test server (-1 if it cannot connect).
+int connect_to(int port) {
+  const int sock = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(server_->port()));
+  a.sin_port = htons(static_cast<uint16_t>(port));
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(sock, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  if (::connect(sock, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(sock);
+    return -1;
+  }
+  return sock;
+}
+
+TEST_F(BadRequest, SlowLorisIsCutOffAndOthersAreServed) {
+  const int sock = connect_to(server_->port());
+  ASSERT_GE(sock, 0);
   const std::string request = "POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Length: 30\r\n\r\n";
   const auto start = std::chrono::steady_clock::now();
   bool cut = false;
@@ -139,6 +149,33 @@ TEST_F(BadRequest, SlowLorisIsCutOffAndOthersAreServed) {
   EXPECT_TRUE(cut) << "the server kept a byte-a-time client for " << seconds << " s";
   EXPECT_LT(seconds, 3.0);
   EXPECT_LT(health_ms, 500.0);
+}
+
+// Requests that arrive together (a client that sends the next before the answer, or two in one
+// packet) are each answered, in order: the connection reads ahead into a buffer and serves what
+// the buffer holds before it waits on the socket again.
+TEST_F(BadRequest, RequestsSentTogetherAreEachAnswered) {
+  const int sock = connect_to(server_->port());
+  ASSERT_GE(sock, 0);
+  const std::string body = R"({"model": "text", "text": []})";
+  const std::string bad = "POST /v1/translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  const std::string requests = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n" + bad +
+                               "GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  const timeval wait{10, 0};  // recv gives up after 10 s if the server neither answers nor closes
+  ::setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  ASSERT_EQ(::send(sock, requests.data(), requests.size(), MSG_NOSIGNAL), static_cast<ssize_t>(requests.size()));
+  std::string got;
+  char buffer[4096];
+  for (ssize_t n; (n = ::recv(sock, buffer, sizeof buffer, 0)) > 0;)  // until the server closes (Connection: close)
+    got.append(buffer, static_cast<size_t>(n));
+  ::close(sock);
+  const size_t first = got.find("HTTP/1.1 200"), second = got.find("HTTP/1.1 400", first),
+               third = got.find("HTTP/1.1 200", second == std::string::npos ? 0 : second);
+  EXPECT_NE(first, std::string::npos) << got;
+  EXPECT_NE(second, std::string::npos) << got;
+  EXPECT_NE(third, std::string::npos) << got;
+  EXPECT_NE(got.find("\"models\""), std::string::npos) << got;
 }
 
 // A full queue answers 503 with Retry-After; a request past its deadline, 504.
