@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 
 #include "attn/decode/id_lines.h"
@@ -69,17 +71,40 @@ std::string as_fields(std::string message, const std::map<std::string, std::stri
   return message;
 }
 
+// Requests mostly repeat a few sets of options, and the parser builds every option of attn
+// translate at each call (1.5% of a loaded server's time on greedy requests): the flags of
+// arguments that parsed are kept, at most 256 sets (arguments that fail are parsed each time).
+class ParsedFlags {
+ public:
+  std::optional<cli::TranslateFlags> find(const std::vector<std::string>& args) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = kept_.find(args);
+    return it == kept_.end() ? std::nullopt : std::optional<cli::TranslateFlags>(it->second);
+  }
+  void keep(std::vector<std::string> args, const cli::TranslateFlags& f) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (kept_.size() >= 256) kept_.clear();
+    kept_.emplace(std::move(args), f);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::vector<std::string>, cli::TranslateFlags> kept_;
+};
+
+ParsedFlags& parsed_flags() {
+  static ParsedFlags p;
+  return p;
+}
+
 // The body's options as attn translate's flags, parsed and checked by its parser.
 cli::TranslateFlags parse_options(const nlohmann::json& body, const ServedModel& m) {
   std::vector<std::string> args = {"attn translate", "--model", m.dir, "--output-format", "jsonl"};
-  std::map<std::string, std::string> fields = {{"--alignment", "alignment"}, {"--alignment-words", "alignment_words"}};
-  for (const cli::OptionName& o : field_names()) fields.emplace(o.flag, o.name);
   std::map<std::string, std::string> given;  // flag -> the field that gave it
   for (const cli::OptionName& o : field_names()) {
     if (!body.contains(o.name)) continue;
     if (const auto [it, fresh] = given.emplace(o.flag, o.name); !fresh)
       throw HttpError(400, "\"" + it->second + "\" and \"" + o.name + "\" are the same option: give one");
-    fields[o.flag] = o.name;
     args.insert(args.end(), {o.flag, flag_value(body[o.name], o)});
   }
   if (body.contains("ids")) args.push_back("--ids");
@@ -90,6 +115,7 @@ cli::TranslateFlags parse_options(const nlohmann::json& body, const ServedModel&
     if (a.is_string() || a.get<bool>()) args.insert(args.end(), {"--alignment", a.is_string() ? a.get<std::string>() : "hard"});
   }
   if (bool_field(body, "alignment_words", false)) args.push_back("--alignment-words");
+  if (std::optional<cli::TranslateFlags> known = parsed_flags().find(args)) return *known;
   cli::TranslateFlags f;
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -97,11 +123,16 @@ cli::TranslateFlags parse_options(const nlohmann::json& body, const ServedModel&
     cli::parse_translate_flags(static_cast<int>(argv.size()), argv.data(), f);
     cli::check_max_len(f.search.max_len, *m.seq2seq, m.dir);
   } catch (const Error& e) {
+    // each flag named as the body's field: the one that gave it, else the API's short name
+    std::map<std::string, std::string> fields = {{"--alignment", "alignment"}, {"--alignment-words", "alignment_words"}};
+    for (const cli::OptionName& o : field_names()) fields.emplace(o.flag, o.name);
+    for (const auto& [flag, field] : given) fields[flag] = field;
     throw HttpError(400, as_fields(e.what(), fields));
   }
   if (f.search.beam > kMaxBeam || f.search.n_best > kMaxBeam)
     throw HttpError(400, "\"beam\" and \"n_best\" are at most " + std::to_string(kMaxBeam) + " on this server, got " +
                              std::to_string(std::max(f.search.beam, f.search.n_best)));
+  parsed_flags().keep(std::move(args), f);
   return f;
 }
 
