@@ -72,8 +72,9 @@ std::string as_fields(std::string message, const std::map<std::string, std::stri
 }
 
 // Requests mostly repeat a few sets of options, and the parser builds every option of attn
-// translate at each call (1.5% of a loaded server's time on greedy requests): the flags of
-// arguments that parsed are kept, at most 256 sets (arguments that fail are parsed each time).
+// translate at each call (keeping them: 1.05-1.40x sentences/s, greedy on a tiny model, 32
+// clients): the flags of arguments that parsed are kept, at most 256 sets (arguments that fail
+// are parsed each time).
 class ParsedFlags {
  public:
   std::optional<cli::TranslateFlags> find(const std::vector<std::string>& args) const {
