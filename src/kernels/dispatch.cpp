@@ -54,7 +54,7 @@ const std::vector<Rule> kTable = {
      .why = "without VNNI oneDNN repacks W at every call: attn's kernel 1.2-4x at every m (Zen 3)"},
     {.cls = C::frozen_weight, .precision = P::int8, .kernel = K::onednn_s8, .why = "VNNI or AMX, W reordered once"},
     {.cls = C::frozen_weight, .m_min = kPanelRowsMin, .m_max = kPanelRowsMax, .kernel = K::f32_panels,
-     .why = "oneDNN repacks W at every call: 1.05-1.45x gemm() at m = 24-32 (Zen 3)"},
+     .why = "oneDNN repacks W at every call: 1.05-1.45x gemm() at m = 24-32 (Zen 3); 1.1-1.5x few_rows at 12-16"},
     {.cls = C::frozen_weight, .isa = IsaNeed::avx512, .m_min = 2, .kernel = K::onednn_f32,
      .why = "no repacking of W at every call; at 2-16 rows 1.4-2.8x few_rows, which sums lanes (Zen 5)"},
     {.cls = C::frozen_weight, .kernel = K::f32_weight, .why = "the x W^T rules above"},

@@ -6,11 +6,14 @@
 // kPanelDepth (its slice of the panel, 16 KB, stays in L1 for the tile's rows), each output a
 // single chain of FMAs in k order; the panels are split among the threads.
 //
-// Why: at 17-48 rows (a decoding step of a batch of sentences, or of a beam over a few)
-// oneDNN repacks W at every call, and packing costs about as much as the arithmetic on it;
-// here W is packed once (PackedWeights). Measured against gemm() (oneDNN's matmul primitive up to
-// m = 32, dnnl_sgemm past it; 2 threads, Zen 3, weights streamed from memory): 1.05-1.45x at
-// m = 24 and 32, 1.0-1.07x at 64 and 128 (so gemm_packed takes it up to kPanelRowsMax only).
+// Why: at 12-48 rows (a decoding step of a batch of sentences, or of a beam over a few, or a
+// 16-row block of the output layer) oneDNN repacks W at every call, and packing costs about as
+// much as the arithmetic on it; here W is packed once (PackedWeights). Measured against gemm()
+// (oneDNN's matmul primitive up to m = 32, dnnl_sgemm past it; 2 threads, Zen 3, weights streamed
+// from memory): 1.05-1.45x at m = 24 and 32, 1.0-1.07x at 64 and 128 (so gemm_packed takes it up
+// to kPanelRowsMax only). Below 17 rows gemm() is gemm_few_rows, which sums each output's lanes:
+// the panels 1.1-1.5x it at 12 and 16 rows, behind it at 8 and fewer (8000 x 512, one thread, AVX2
+// held on a Zen 5: ATTN_ISA=avx2).
 // Details: docs/performance.md.
 // Runs where active_isa() is avx2 (kernels/cpu.h; f32_panels_available()): not measured on
 // AVX-512 CPUs, where oneDNN has wider kernels.
@@ -24,7 +27,7 @@ namespace attn {
 inline constexpr int64_t kPanelWidth = 16;   // outputs per panel
 inline constexpr int64_t kPanelDepth = 256;  // k per block of a tile
 // The rows gemm_packed gives to the panels in fp32 (fewer go to gemm_few_rows, more to oneDNN).
-inline constexpr int64_t kPanelRowsMin = 17, kPanelRowsMax = 48;
+inline constexpr int64_t kPanelRowsMin = 12, kPanelRowsMax = 48;
 
 bool f32_panels_available();
 
