@@ -242,7 +242,7 @@ def main():
               f"{rates[1][t][0]:.1f} sentences/s (before and after the servers' runs); per CPU second "
               f"{rates[0][t][1]:.1f} and {rates[1][t][1]:.1f}")
     # What batching can reach, an estimate: a batcher decodes about as fast per CPU second as the
-    # CLI on one thread with sorted batches of 32 (measured 0.85-1.1x), so "on" is near batchers x
+    # CLI on one thread with sorted batches of 32 (measured 0.85-1.14x), so "on" is near batchers x
     # that rate at best.
     batchers = min(os.cpu_count() or 1, 8)
     best = max(rates[0][0][1], rates[1][0][1])
