@@ -59,14 +59,10 @@ void constrain_rows(Tensor& logp, const std::vector<const std::vector<int32_t>*>
   check(static_cast<int64_t>(histories.size()) == rows && static_cast<int64_t>(forced.size()) == rows,
         "constrain_rows: ", rows, " rows, ", histories.size(), " histories, ", forced.size(), " forced tokens");
   float* p = logp.data<float>();
-  RegionErrors errors;
-#pragma omp parallel for schedule(static) if (rows * V >= (1 << 16))
-  for (int64_t r = 0; r < rows; ++r)
-    errors.guard([&] {
-      const size_t i = static_cast<size_t>(r);
-      constrain_row(p + r * V, V, *histories[i], forced[i], c);
-    });
-  errors.rethrow();
+  for_each_index(rows, rows * V >= (1 << 16), [&](int64_t r) {
+    const size_t i = static_cast<size_t>(r);
+    constrain_row(p + r * V, V, *histories[i], forced[i], c);
+  });
 }
 
 }  // namespace attn

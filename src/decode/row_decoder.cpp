@@ -67,13 +67,12 @@ struct ListedDecoder {
         z[s] = linear(Var(select_rows(h, rows[s])), outputs[s].W, outputs[s].b, outputs[s].form).value().contiguous();
       }
     Tensor out = Tensor::empty({R, V});
-    RegionErrors errors;
-#pragma omp parallel for schedule(dynamic) if (R * V >= (1 << 16))
-    for (size_t s = 0; s < ids.size(); ++s)
-      errors.guard([&] {
-        if (!rows[s].empty()) softmax_over_list(each ? z[s].data<float>() : nullptr, h, ids[s], rows[s], out);
-      });
-    errors.rethrow();
+    for_each_index(
+        static_cast<int64_t>(ids.size()), R * V >= (1 << 16),
+        [&](int64_t s) {
+          if (!rows[s].empty()) softmax_over_list(each ? z[s].data<float>() : nullptr, h, ids[s], rows[s], out);
+        },
+        /*dynamic=*/true);
     return out;
   }
 

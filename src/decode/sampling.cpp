@@ -46,16 +46,12 @@ std::vector<std::pair<int32_t, float>> draw_rows(const Tensor& logp, const std::
   const float* p = logp.data<float>();
   const int64_t R = logp.size(0), V = logp.size(1);
   std::vector<std::pair<int32_t, float>> drawn(static_cast<size_t>(R));
-  RegionErrors errors;
-#pragma omp parallel for schedule(static) if (R * V >= (1 << 16))
-  for (int64_t r = 0; r < R; ++r)
-    errors.guard([&] {
-      const size_t i = static_cast<size_t>(r);
-      const Sample& s = samples[live[i]];
-      const uint64_t key = keys.empty() ? s.sentence : keys[s.sentence];
-      drawn[i] = next_token(p + r * V, V, forced[i], o, key, s.index, step);
-    });
-  errors.rethrow();
+  for_each_index(R, R * V >= (1 << 16), [&](int64_t r) {
+    const size_t i = static_cast<size_t>(r);
+    const Sample& s = samples[live[i]];
+    const uint64_t key = keys.empty() ? s.sentence : keys[s.sentence];
+    drawn[i] = next_token(p + r * V, V, forced[i], o, key, s.index, step);
+  });
   return drawn;
 }
 

@@ -52,20 +52,16 @@ using TopK = std::vector<std::pair<float, int32_t>>;
 void top_k_rows(const Tensor& scores, int k, bool from_logits, int64_t first, std::vector<TopK>& best) {
   const int64_t rows = scores.size(0), V = scores.size(1);
   const float* p = scores.data<float>();
-  RegionErrors errors;
-#pragma omp parallel for schedule(static) if (rows * V >= (1 << 16))
-  for (int64_t r = 0; r < rows; ++r)
-    errors.guard([&] {
-      const float* x = p + r * V;
-      float shift = 0.0f;  // x - 0 is x
-      if (from_logits) {
-        // log sum_i exp(x_i) = max + log sum_i exp(x_i - max), as log_softmax_rows
-        const float mx = max_of(x, V);
-        shift = mx + std::log(sum_exp(x, V, mx));
-      }
-      best[static_cast<size_t>(first + r)] = top_k(x, V, k, shift);
-    });
-  errors.rethrow();
+  for_each_index(rows, rows * V >= (1 << 16), [&](int64_t r) {
+    const float* x = p + r * V;
+    float shift = 0.0f;  // x - 0 is x
+    if (from_logits) {
+      // log sum_i exp(x_i) = max + log sum_i exp(x_i - max), as log_softmax_rows
+      const float mx = max_of(x, V);
+      shift = mx + std::log(sum_exp(x, V, mx));
+    }
+    best[static_cast<size_t>(first + r)] = top_k(x, V, k, shift);
+  });
 }
 
 // One step of torch_ref.py's beam_search for one sentence, given the k best tokens of every row

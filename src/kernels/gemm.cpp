@@ -130,8 +130,7 @@ const float* padded_copy(const float* src, int64_t rows, int64_t cols, int64_t l
   std::vector<float>& b = buffers[slot];
   b.resize(static_cast<size_t>(rows * padded));
   float* dst = b.data();
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) std::copy(src + r * ld, src + r * ld + cols, dst + r * padded);
+  for_each_index(rows, true, [&](int64_t r) { std::copy(src + r * ld, src + r * ld + cols, dst + r * padded); });
   return dst;
 }
 
@@ -216,16 +215,11 @@ void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t st
     for (int64_t i = 0; i < batch; ++i) gemm(item(i));
     return;
   }
-  RegionErrors errors;
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < batch; ++i) {
-    errors.guard([&] {
-      const GemmArgs gi = item(i);
-      if (g.k == 0) scale_c(gi);
-      else detail::gemm_onednn(gi);  // runs on one thread inside a parallel region
-    });
-  }
-  errors.rethrow();
+  for_each_index(batch, true, [&](int64_t i) {
+    const GemmArgs gi = item(i);
+    if (g.k == 0) scale_c(gi);
+    else detail::gemm_onednn(gi);  // on one thread: inside the region, or the only one
+  });
 }
 
 void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t stride_b,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "attn/kernels/gemm.h"
@@ -52,6 +53,29 @@ inline dnnl::primitive_attr matmul_attr(float beta) {
   }
   return attr;
 }
+
+// The CPU engine every oneDNN primitive and memory object of attn's is made on.
+dnnl::engine& onednn_engine();
+
+// One argument of a primitive's call: a layout and the data it describes now, or (memory set) a
+// memory object made once, such as packed weights.
+struct PrimitiveArg {
+  int arg = 0;  // DNNL_ARG_*
+  const dnnl::memory::desc* desc = nullptr;
+  const void* data = nullptr;
+  const dnnl::memory* memory = nullptr;
+};
+
+// A number no other primitive of the process gets, made when one is created: the key of the
+// memory objects execute_primitive keeps for it.
+uint64_t new_primitive_id();
+
+// Runs primitive `id` with `args` on this thread's stream and waits for it. The memory objects for
+// the args given by layout are this thread's, made at the primitive's first call on it and
+// pointed at each call's data after: making them anew at every call cost an aligned allocation
+// each (which sends glibc's malloc to consolidate its fast bins) and oneDNN's checks, about 8% of
+// a one-thread decode of a small model.
+void execute_primitive(uint64_t id, const dnnl::primitive& primitive, std::initializer_list<PrimitiveArg> args);
 
 // The rows of the first piece an m-row product is cut into for the primitives (each row count
 // makes a primitive; the cache of them is bounded this way: gemm_onednn.cpp).

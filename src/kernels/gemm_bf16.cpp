@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attn/error.h"
+#include "attn/parallel.h"
 #include "attn/kernels/bf16.h"
 #include "attn/kernels/dispatch.h"
 #include "attn/kernels/gemm.h"
@@ -25,9 +26,9 @@ void widen_rows(const uint16_t* src, int64_t rows, int64_t cols, int64_t ld, int
                 std::vector<float>& out) {
   if (out.size() < static_cast<size_t>(rows * padded)) out.resize(rows * padded);
   float* dst = out.data();
-#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 16))
-  for (int64_t r = 0; r < rows; ++r)
+  for_each_index(rows, rows * cols >= (1 << 16), [&](int64_t r) {
     for (int64_t j = 0; j < cols; ++j) dst[r * padded + j] = bf16_to_float(src[r * ld + j]);
+  });
 }
 
 // bf16 products on a CPU whose oneDNN has no bf16 matmul (AVX2): the operands widened to f32,
@@ -56,9 +57,9 @@ void pack_bf16(const float* src, int64_t rows, int64_t cols, int64_t ld, std::ve
   if (out.size() < static_cast<size_t>(rows * cols)) out.resize(rows * cols);
   uint16_t* dst = out.data();
   if (ld == cols) return round_to_bf16(src, dst, rows * cols);
-#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 16))
-  for (int64_t r = 0; r < rows; ++r)
+  for_each_index(rows, rows * cols >= (1 << 16), [&](int64_t r) {
     for (int64_t j = 0; j < cols; ++j) dst[r * cols + j] = float_to_bf16(src[r * ld + j]);
+  });
 }
 
 }  // namespace

@@ -3,11 +3,10 @@
 // the CPU's Isa (none for generic).
 #include "attn/kernels/gemm_few_rows.h"
 
-#include <omp.h>
-
 #include <algorithm>
 
 #include "attn/error.h"
+#include "attn/parallel.h"
 #include "gemm_backends.h"
 #include "gemm_few_rows_impl.h"
 #include "kernel_table.h"
@@ -39,15 +38,12 @@ void gemm_few_rows(const GemmArgs& g) {
         isa_name(active_isa()), ")");
   if (g.m == 0 || g.n == 0) return;
   check(g.m <= detail::few_rows::kMaxTiles * detail::few_rows::kMaxTileRows, "gemm_few_rows: m = ", g.m, " is not few");
-  const bool parallel = g.m * g.n * g.k >= kParallelWork && !omp_in_parallel();
-#pragma omp parallel if (parallel)
-  {
-    // contiguous column ranges, each a multiple of 8 (whole tiles) but the last
-    const int threads = omp_get_num_threads(), t = omp_get_thread_num();
+  // contiguous column ranges, each a multiple of 8 (whole tiles) but the last
+  on_each_thread(g.m * g.n * g.k >= kParallelWork, [&](int t, int threads) {
     const int64_t blocks = (g.n + 7) / 8;
     const int64_t j0 = std::min(g.n, blocks * t / threads * 8), j1 = std::min(g.n, blocks * (t + 1) / threads * 8);
     if (j0 < j1) run_columns(g, j0, j1);
-  }
+  });
 }
 
 }  // namespace attn

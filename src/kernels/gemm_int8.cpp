@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "attn/error.h"
+#include "attn/parallel.h"
 #include "attn/kernels/bf16.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_int8.h"
@@ -30,10 +31,7 @@ using dnnl::memory;
 
 namespace {
 
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
+dnnl::engine& engine() { return detail::onednn_engine(); }
 
 dnnl::stream& stream() {
   thread_local dnnl::stream s(engine());
@@ -112,6 +110,7 @@ namespace {
 struct PackedPrimitive {
   dnnl::matmul primitive;
   memory::desc src, weights, dst, scratchpad, bias;
+  uint64_t id = detail::new_primitive_id();
 };
 
 struct PrimitiveShape {
@@ -182,9 +181,9 @@ std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int
     }
   } else if (frozen_weight_kernel(Precision::bf16, 0) == Kernel::onednn_bf16) {
     pw->bf16.resize(n * k);
-#pragma omp parallel for schedule(static) if (n * k >= (1 << 16))
-    for (int64_t r = 0; r < n; ++r)
+    for_each_index(n, n * k >= (1 << 16), [&](int64_t r) {
       for (int64_t j = 0; j < k; ++j) pw->bf16[r * k + j] = float_to_bf16(w[r * ldw + j]);
+    });
   } else {
     pw->bf16_f32.resize(n * k);
     for (int64_t r = 0; r < n; ++r) round_through_bf16(w + r * ldw, pw->bf16_f32.data() + r * k, k);
@@ -229,13 +228,15 @@ void run(const PackedPrimitive& pp, const PackedWeight& w, const void* src, void
          const float* bias = nullptr) {
   const memory& weights = w.in_layout(pp.weights);
   void* scratch = thread_buffer<char>(0, std::max<size_t>(pp.scratchpad.get_size(), 1));
-  memory s(pp.src, engine(), const_cast<void*>(src)), d(pp.dst, engine(), dst),
-      sp(pp.scratchpad, engine(), scratch);
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, d}, {DNNL_ARG_SCRATCHPAD, sp}};
-  if (bias) args.emplace(DNNL_ARG_BIAS, memory(pp.bias, engine(), const_cast<float*>(bias)));
-  pp.primitive.execute(stream(), args);
-  stream().wait();
+  const detail::PrimitiveArg packed{DNNL_ARG_WEIGHTS, nullptr, nullptr, &weights};
+  if (bias)
+    detail::execute_primitive(pp.id, pp.primitive,
+                              {{DNNL_ARG_SRC, &pp.src, src}, packed, {DNNL_ARG_DST, &pp.dst, dst},
+                               {DNNL_ARG_SCRATCHPAD, &pp.scratchpad, scratch}, {DNNL_ARG_BIAS, &pp.bias, bias}});
+  else
+    detail::execute_primitive(pp.id, pp.primitive,
+                              {{DNNL_ARG_SRC, &pp.src, src}, packed, {DNNL_ARG_DST, &pp.dst, dst},
+                               {DNNL_ARG_SCRATCHPAD, &pp.scratchpad, scratch}});
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cstdlib>
 #include <map>
@@ -23,6 +24,44 @@
 
 namespace attn::detail {
 
+dnnl::engine& onednn_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+uint64_t new_primitive_id() {
+  static std::atomic<uint64_t> next{1};
+  return next++;
+}
+
+void execute_primitive(uint64_t id, const dnnl::primitive& primitive, std::initializer_list<PrimitiveArg> args) {
+  // Bounded like the primitive caches (1024 shapes each): past 2048 primitives, a thread starts over.
+  thread_local std::unordered_map<uint64_t, std::vector<dnnl::memory>> held;
+  thread_local dnnl::stream stream(onednn_engine());
+  if (held.size() >= 2048 && !held.contains(id)) held.clear();
+  std::vector<dnnl::memory>& mine = held[id];
+  size_t bound = 0;
+  for (const PrimitiveArg& a : args) bound += a.memory == nullptr;
+  const bool make = mine.size() != bound;
+  if (make) mine.clear();
+  std::array<dnnl_exec_arg_t, 8> c_args{};
+  check(args.size() <= c_args.size(), "execute_primitive: ", args.size(), " arguments, at most ", c_args.size());
+  size_t n = 0, i = 0;
+  for (const PrimitiveArg& a : args) {
+    void* data = const_cast<void*>(a.data);
+    const dnnl::memory* m = a.memory;
+    if (m == nullptr) {
+      if (make) mine.emplace_back(*a.desc, onednn_engine(), data);
+      else mine[i].set_data_handle(data);
+      m = &mine[i++];
+    }
+    c_args[n++] = {a.arg, m->get()};
+  }
+  const dnnl_status_t st = dnnl_primitive_execute(primitive.get(), stream.get(), static_cast<int>(n), c_args.data());
+  check(st == dnnl_success, "gemm: a oneDNN primitive failed with status ", static_cast<int>(st));
+  stream.wait();
+}
+
 void gemm_onednn(const GemmArgs& g) {
   const dnnl_status_t st =
       dnnl_sgemm(g.trans_a ? 'T' : 'N', g.trans_b ? 'T' : 'N', g.m, g.n, g.k, g.alpha, g.a, g.lda,
@@ -35,10 +74,7 @@ namespace {
 
 using dnnl::memory;
 
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
+dnnl::engine& cpu_engine() { return onednn_engine(); }
 
 // Everything a primitive depends on: the call without its pointers, plus the thread count it
 // was created for (oneDNN partitions the work at creation).
@@ -65,6 +101,7 @@ memory::desc matrix_desc(memory::data_type dt, int64_t batch, int64_t rows, int6
 struct MatmulEntry {
   dnnl::matmul primitive;
   memory::desc a, b, c, scratchpad, bias;
+  uint64_t id = new_primitive_id();
 };
 
 MatmulEntry create_matmul(const MatmulCall& c) {
@@ -160,16 +197,15 @@ namespace {
 void run_matmul(const MatmulCall& c) {
   const std::shared_ptr<const MatmulEntry> held = cached_matmul(c);
   const MatmulEntry& entry = *held;
-  dnnl::engine& engine = cpu_engine();
-  thread_local dnnl::stream stream(cpu_engine());
-  memory a(entry.a, engine, const_cast<void*>(c.a));
-  memory b(entry.b, engine, const_cast<void*>(c.b));
-  memory d(entry.c, engine, c.c);
-  memory s(entry.scratchpad, engine, scratchpad(entry.scratchpad.get_size()));
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, d}, {DNNL_ARG_SCRATCHPAD, s}};
-  if (c.bias) args.emplace(DNNL_ARG_BIAS, memory(entry.bias, engine, const_cast<float*>(c.bias)));
-  entry.primitive.execute(stream, args);
-  stream.wait();
+  const void* scratch = scratchpad(entry.scratchpad.get_size());
+  if (c.bias)
+    execute_primitive(entry.id, entry.primitive,
+                      {{DNNL_ARG_SRC, &entry.a, c.a}, {DNNL_ARG_WEIGHTS, &entry.b, c.b}, {DNNL_ARG_DST, &entry.c, c.c},
+                       {DNNL_ARG_SCRATCHPAD, &entry.scratchpad, scratch}, {DNNL_ARG_BIAS, &entry.bias, c.bias}});
+  else
+    execute_primitive(entry.id, entry.primitive,
+                      {{DNNL_ARG_SRC, &entry.a, c.a}, {DNNL_ARG_WEIGHTS, &entry.b, c.b}, {DNNL_ARG_DST, &entry.c, c.c},
+                       {DNNL_ARG_SCRATCHPAD, &entry.scratchpad, scratch}});
 }
 
 }  // namespace

@@ -3,11 +3,10 @@
 // only (avx2/gemm_panels.cpp).
 #include "attn/kernels/gemm_panels.h"
 
-#include <omp.h>
-
 #include <algorithm>
 
 #include "attn/error.h"
+#include "attn/parallel.h"
 #include "kernel_table.h"
 
 namespace attn {
@@ -35,13 +34,13 @@ F32Panels pack_f32_panels(const float* w, int64_t n, int64_t k, int64_t ldw) {
   const int64_t panels = (n + kPanelWidth - 1) / kPanelWidth;
   p.data = std::make_unique<float[]>(panels * k * kPanelWidth);
   float* dst = p.data.get();
-#pragma omp parallel for schedule(static) if (n * k >= (1 << 16))
-  for (int64_t q = 0; q < panels; ++q)
+  for_each_index(panels, n * k >= (1 << 16), [&](int64_t q) {
     for (int64_t j = 0; j < kPanelWidth; ++j) {
       const int64_t row = q * kPanelWidth + j;
       float* d = dst + q * k * kPanelWidth + j;
       for (int64_t kk = 0; kk < k; ++kk) d[kk * kPanelWidth] = row < n ? w[row * ldw + kk] : 0.0f;
     }
+  });
   return p;
 }
 
@@ -55,13 +54,10 @@ void gemm_f32_panels(int64_t m, const float* x, int64_t ldx, const F32Panels& w,
         isa_name(active_isa()), ")");
   if (m == 0) return;
   const int64_t panels = (w.n + kPanelWidth - 1) / kPanelWidth;
-  const bool parallel = m * w.n * w.k >= kParallelWork && !omp_in_parallel();
-#pragma omp parallel if (parallel)
-  {
-    const int threads = omp_get_num_threads(), t = omp_get_thread_num();
+  on_each_thread(m * w.n * w.k >= kParallelWork, [&](int t, int threads) {
     const int64_t p0 = panels * t / threads, p1 = panels * (t + 1) / threads;
     if (p0 < p1) run_panels(m, x, ldx, w, beta, y, ldy, bias, p0, p1);
-  }
+  });
 }
 
 }  // namespace attn

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "attn/error.h"
+#include "attn/parallel.h"
 #include "attn/kernels/cpu.h"
 #include "attn/kernels/precision.h"
 #include "gemm_s8_gemv_layout.h"
@@ -110,9 +111,7 @@ void gemm_s8_gemv(const S8GemvArgs& a, const S8Panels& w) {
   check(a.m >= 0 && a.ldxu >= w.k4 && a.ldy >= w.n, "gemm_s8_gemv: bad arguments m=", a.m,
         " ldxu=", a.ldxu, " ldy=", a.ldy, " for weight [", w.n, ", ", w.k, "]");
   const int64_t groups = (panels_of(w.n) + kGroup - 1) / kGroup;
-  const bool parallel = a.m * w.n * w.k >= kParallelWork && !omp_in_parallel();
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t g = 0; g < groups; ++g) run_group(a, w, g);
+  for_each_index(groups, a.m * w.n * w.k >= kParallelWork, [&](int64_t g) { run_group(a, w, g); });
 }
 
 }  // namespace attn

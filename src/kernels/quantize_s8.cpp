@@ -8,6 +8,7 @@
 
 #include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/gemm_s8_gemv.h"
+#include "attn/parallel.h"
 #include "kernel_table.h"
 #include "quantize_s8_impl.h"
 
@@ -26,26 +27,24 @@ void fill_quantize_s8<Isa::generic>(KernelTable& t) {
 void quantize_rows_s8(const float* x, int64_t rows, int64_t cols, int64_t ld, int8_t* q, float* scales,
                       int qmax) {
   const auto quantize_row = detail::kernel_table().quantize_row;
-#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 18))
-  for (int64_t r = 0; r < rows; ++r)
+  for_each_index(rows, rows * cols >= (1 << 18), [&](int64_t r) {
     scales[r] = quantize_row(x + r * ld, cols, reinterpret_cast<uint8_t*>(q + r * cols), 0, static_cast<float>(qmax));
+  });
 }
 
 void quantize_rows_u8(const float* x, int64_t rows, int64_t cols, int64_t ld, uint8_t* u, int64_t ldu,
                       float* scales) {
   const auto quantize_row = detail::kernel_table().quantize_row;
-#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 18))
-  for (int64_t r = 0; r < rows; ++r) {
+  for_each_index(rows, rows * cols >= (1 << 18), [&](int64_t r) {
     scales[r] = quantize_row(x + r * ld, cols, u + r * ldu, 0x80, 127.0f);
     std::fill(u + r * ldu + cols, u + (r + 1) * ldu, uint8_t{128});
-  }
+  });
 }
 
 void dequantize_rows(int64_t m, int64_t n, const int32_t* acc, const float* sx, const float* sw, const float* bias,
                      float beta, float* y, int64_t ldy) {
   const auto dequantize_row = detail::kernel_table().dequantize_row;
-#pragma omp parallel for schedule(static) if (m * n >= (1 << 15))
-  for (int64_t r = 0; r < m; ++r) dequantize_row(acc + r * n, sx[r], sw, bias, beta, y + r * ldy, n);
+  for_each_index(m, m * n >= (1 << 15), [&](int64_t r) { dequantize_row(acc + r * n, sx[r], sw, bias, beta, y + r * ldy, n); });
 }
 
 }  // namespace attn

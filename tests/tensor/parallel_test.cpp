@@ -4,7 +4,9 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <new>
+#include <vector>
 
 #include "attn/error.h"
 #include "attn/parallel.h"
@@ -28,6 +30,49 @@ TEST(RegionErrors, TheFirstExceptionLeavesTheRegionOnTheCaller) {
 #pragma omp parallel num_threads(2)
   none.guard([] {});
   EXPECT_NO_THROW(none.rethrow());
+}
+
+// for_each_index and on_each_thread: every index once; on one thread (or work not worth a
+// region) no OpenMP region at all, since libgomp builds and frees a team even for one thread; an
+// exception reaches the caller either way.
+TEST(ForEachIndex, EveryIndexOnceAndNoRegionOnOneThread) {
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    for (bool worth : {false, true}) {
+      std::vector<int> seen(100, 0);
+      int in_region = 0;
+      for_each_index(100, worth, [&](int64_t i) {
+        ++seen[i];
+        if (omp_get_level() > 0) {  // counts a region of one thread too
+#pragma omp atomic
+          ++in_region;
+        }
+      });
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 100) << threads << " threads, worth " << worth;
+      EXPECT_EQ(in_region > 0, threads > 1 && worth) << threads << " threads, worth " << worth;
+      int calls = 0, region = 0;
+      on_each_thread(worth, [&](int t, int n) {
+#pragma omp atomic
+        ++calls;
+        if (t == 0) region = omp_get_level() > 0 ? n : 0;
+      });
+      EXPECT_EQ(calls, threads > 1 && worth ? threads : 1);
+      EXPECT_EQ(region, threads > 1 && worth ? threads : 0);
+      EXPECT_THROW(for_each_index(8, worth, [](int64_t i) { if (i == 5) throw std::bad_alloc(); }), std::bad_alloc);
+      EXPECT_THROW(on_each_thread(worth, [](int, int) { throw std::bad_alloc(); }), std::bad_alloc);
+    }
+  }
+  // inside a region: one thread, no nested region
+  int nested = 0;
+#pragma omp parallel num_threads(2)
+  {
+    const int r = region_threads();
+#pragma omp atomic
+    nested += r;
+  }
+  EXPECT_EQ(nested, 2);
+  omp_set_num_threads(saved);
 }
 
 }  // namespace
