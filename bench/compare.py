@@ -362,11 +362,14 @@ def bench_classifier(a, env, table, peak, notes):
     notes.append("classifier: peak RSS covers its train and inference runs together (one process)")
 
 
-def print_table(table, peak_before, peak_after, threads, bw):
+def print_table(table, peak_before, peak_after, threads, bw, reads=()):
     print("\nthreads %d; fp32 GEMM peak %.0f GFLOPS before, %.0f after (mean %.0f used)" %
           (threads, peak_before, peak_after, (peak_before + peak_after) / 2))
     if bw[0] > 0:
         print("memory bandwidth (STREAM triad) %.1f GB/s before, %.1f after (mean %.1f used)" % (bw[0], bw[1], sum(bw) / 2))
+        if len(reads) == 2 and min(reads) > 0:
+            print("reading alone (bench_bandwidth's read_gb_s, not a limit the goals use) %.1f GB/s before, %.1f after"
+                  % tuple(reads))
     print("ratio = attn / other (> 1: attn faster); %pk = model FLOPs/s / GEMM peak; %bw (batch 1) = weight "
           "bytes read/s / bandwidth, c = CTranslate2 in the row's precision; RSS in MB\n")
     hdr = "| %-34s | %9s | %9s | %6s | %9s | %6s | %9s | %6s | %6s | %6s | %6s | %6s | %5s | %5s | %5s | %5s | %5s |"
@@ -429,7 +432,8 @@ def main():
     table, notes = [], []
     env_peak = policy_env(env, a.policies["attn"][0])
     peak_before = measure_peak(a.build, a.threads, env_peak)
-    bw_before = limits.measure_bandwidth(a.build, a.threads, env_peak)
+    reads = []  # bench_bandwidth's read-only rate, before and after, for the record beside the triad
+    bw_before = limits.measure_bandwidth(a.build, a.threads, env_peak, reads)
     peak = peak_before
     print("GEMM peak %.0f GFLOPS" % peak, file=sys.stderr)
     if "train" in only:
@@ -439,7 +443,7 @@ def main():
     if "classifier" in only:
         bench_classifier(a, env, table, peak, notes)
     peak_after = measure_peak(a.build, a.threads, env_peak)
-    bw = (bw_before, limits.measure_bandwidth(a.build, a.threads, env_peak))
+    bw = (bw_before, limits.measure_bandwidth(a.build, a.threads, env_peak, reads))
     for r in table:
         limits.add_bandwidth_fractions(r, sum(bw) / 2)
     scale = peak / ((peak_before + peak_after) / 2)
@@ -453,7 +457,7 @@ def main():
         for k in list(r):
             if k.endswith("_peak"):
                 r[k] *= scale
-    print_table(table, peak_before, peak_after, a.threads, bw)
+    print_table(table, peak_before, peak_after, a.threads, bw, reads)
     print_builds(a.builds_table)
     for n in notes:
         print("  " + n)

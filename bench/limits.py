@@ -44,13 +44,18 @@ def bytes_per_token(c, out_lens, max_len, precision):
     return weights * BYTES_PER_WEIGHT[precision] / tokens
 
 
-def measure_bandwidth(build, threads, env):
-    """STREAM triad GB/s on `threads` threads (bench_bandwidth); 0 when the program is missing."""
+def measure_bandwidth(build, threads, env, read_only=None):
+    """STREAM triad GB/s on `threads` threads (bench_bandwidth); 0 when the program is missing. With
+    a list as read_only, the rate of reading alone in the same run (what batch-1 decoding does; 0
+    from a bench_bandwidth that does not measure it) is appended to it."""
     exe = os.path.join(build, "bench_bandwidth")
     if not os.path.exists(exe):
         return 0.0
     p = subprocess.run([exe, "--threads", str(threads)], env=env, capture_output=True, text=True, check=True)
-    return json.loads(p.stdout.strip().splitlines()[-1])["triad_gb_s"]
+    result = json.loads(p.stdout.strip().splitlines()[-1])
+    if read_only is not None:
+        read_only.append(result.get("read_gb_s", 0.0))
+    return result["triad_gb_s"]
 
 
 def add_bandwidth_fractions(cells, bandwidth_gb_s):
