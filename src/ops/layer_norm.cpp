@@ -14,7 +14,8 @@
 namespace attn {
 namespace {
 
-// One row: xhat = (x - mean) rstd, y = gamma xhat + beta; returns rstd. x may be xhat.
+// One row: xhat = (x - mean) rstd, y = gamma xhat + beta; returns rstd. x may be xhat or y; xhat
+// null: not kept (no backward will read it, and its stores cost as much as the rest of the row).
 float normalize_row(const float* x, float* xhat, float* y, const float* g, const float* b, int64_t d,
                     float eps) {
   float mean = 0.0f;
@@ -26,6 +27,11 @@ float normalize_row(const float* x, float* xhat, float* y, const float* g, const
   for (int64_t i = 0; i < d; ++i) var += (x[i] - mean) * (x[i] - mean);
   var /= static_cast<float>(d);
   float rs = 1.0f / std::sqrt(var + eps);
+  if (!xhat) {
+#pragma omp simd
+    for (int64_t i = 0; i < d; ++i) y[i] = g[i] * ((x[i] - mean) * rs) + b[i];
+    return rs;
+  }
   for (int64_t i = 0; i < d; ++i) {
     float h = (x[i] - mean) * rs;
     xhat[i] = h;
@@ -39,15 +45,15 @@ void add_row(const float* a, const float* b, float* s, int64_t d) {
   for (int64_t i = 0; i < d; ++i) s[i] = a[i] + b[i];
 }
 
-// What the backward needs: xhat [rows, d] and rstd [rows].
+// What the backward needs: xhat [rows, d] and rstd [rows] (xhat undefined when no backward will run).
 struct Normalized {
   Tensor out, xhat, rstd;
   int64_t rows = 0, d = 0;
 };
 
-// LN over the rows of a (+ b, when b is given: the same shape, dense).
+// LN over the rows of a (+ b, when b is given: the same shape, dense); xhat kept for a backward.
 Normalized normalize(const Tensor& a, const Tensor* b, const Var& gamma, const Var& beta, float eps,
-                     const char* op) {
+                     bool keep_xhat, const char* op) {
   Normalized n;
   n.d = a.size(-1);
   n.rows = a.numel() / n.d;
@@ -55,24 +61,26 @@ Normalized normalize(const Tensor& a, const Tensor* b, const Var& gamma, const V
     fail(op, ": gamma ", shape_str(gamma.shape()), " and beta ", shape_str(beta.shape()), " for input ",
          shape_str(a.shape()));
   n.out = Tensor::empty(a.shape());
-  n.xhat = Tensor::empty(a.shape());
+  if (keep_xhat) n.xhat = Tensor::empty(a.shape());
   n.rstd = Tensor::empty({n.rows});
   const float* pa = a.data<float>();
   const float* pb = b ? b->data<float>() : nullptr;
   const float* g = gamma.value().data<float>();
   const float* bt = beta.value().data<float>();
   float* py = n.out.data<float>();
-  float* ph = n.xhat.data<float>();
+  float* ph = keep_xhat ? n.xhat.data<float>() : nullptr;
   float* pr = n.rstd.data<float>();
   const int64_t d = n.d;
   parallel_for(n.rows, 16, [=](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* x = pa + r * d;
-      if (pb) {
-        add_row(x, pb + r * d, ph + r * d, d);
-        x = ph + r * d;
+      float* h = ph ? ph + r * d : nullptr;
+      if (pb) {  // the sum goes where it is normalised: xhat's row, or y's
+        float* s = h ? h : py + r * d;
+        add_row(x, pb + r * d, s, d);
+        x = s;
       }
-      pr[r] = normalize_row(x, ph + r * d, py + r * d, g, bt, d, eps);
+      pr[r] = normalize_row(x, h, py + r * d, g, bt, d, eps);
     }
   });
   return n;
@@ -170,8 +178,8 @@ void record_layer_norm_backward(const Var& x1, const Var* x2, const Var& gamma, 
 
 Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
   Tensor xv = x.value().contiguous();
-  Normalized n = normalize(xv, nullptr, gamma, beta, eps, "layer_norm");
   bool grad = needs_grad({&x, &gamma, &beta});
+  Normalized n = normalize(xv, nullptr, gamma, beta, eps, grad, "layer_norm");
   Var y = make_output(n.out, grad);
   if (grad) record_layer_norm_backward(x, nullptr, gamma, beta, y, n);
   return y;
@@ -183,8 +191,8 @@ Var add_layer_norm(const Var& a, const Var& b, const Var& gamma, const Var& beta
   if (!(av.shape() == bv.shape()))
     fail("add_layer_norm: operands ", shape_str(av.shape()), " and ", shape_str(bv.shape()),
          " differ (no broadcasting here)");
-  Normalized n = normalize(av, &bv, gamma, beta, eps, "add_layer_norm");
   bool grad = needs_grad({&a, &b, &gamma, &beta});
+  Normalized n = normalize(av, &bv, gamma, beta, eps, grad, "add_layer_norm");
   Var y = make_output(n.out, grad);
   if (grad) record_layer_norm_backward(a, &b, gamma, beta, y, n);
   return y;
