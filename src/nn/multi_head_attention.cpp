@@ -159,9 +159,10 @@ void drop_unread_positions(KVCache& cache) {
   cache.length -= shift;
 }
 
-// Row r's newest key and value ([B, h, 1, d_k] step) go to slot r at buffer position `length`.
-void append(KVCache& cache, const Tensor& k, const Tensor& v) {
-  const int64_t B = k.size(0), h = k.size(1), dk = k.size(3);
+// Row r's newest key and value go to slot r at buffer position `length`, head by head, straight
+// from the step's projections qkv [B, 1, 3 d_model] (K at columns d_model..2 d_model, V after).
+void append(KVCache& cache, const Tensor& qkv, int64_t h) {
+  const int64_t B = qkv.size(0), d = qkv.size(2) / 3, dk = d / h;
   if (cache.history.empty()) cache.history.resize(static_cast<size_t>(B));
   check(static_cast<int64_t>(cache.history.size()) == B, "self_attention_step: ", B, " rows for a cache of ",
         cache.history.size());
@@ -169,8 +170,16 @@ void append(KVCache& cache, const Tensor& k, const Tensor& v) {
   const int64_t t = cache.length;
   make_room(cache.k, B, h, dk, t);
   make_room(cache.v, B, h, dk, t);
-  cache.k.slice(0, 0, B).slice(2, t, t + 1).copy_from(k);
-  cache.v.slice(0, 0, B).slice(2, t, t + 1).copy_from(v);
+  const float* src = qkv.data<float>();
+  float* K = cache.k.data<float>();
+  float* V = cache.v.data<float>();
+  const int64_t cap = cache.k.size(2);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = 0; j < h; ++j) {
+      const int64_t at = ((b * h + j) * cap + t) * dk;
+      std::memcpy(K + at, src + b * 3 * d + d + j * dk, static_cast<size_t>(dk) * sizeof(float));
+      std::memcpy(V + at, src + b * 3 * d + 2 * d + j * dk, static_cast<size_t>(dk) * sizeof(float));
+    }
   for (int64_t r = 0; r < B; ++r) cache.history[static_cast<size_t>(r)].push_back(static_cast<int32_t>(r));
   cache.length = t + 1;
 }
@@ -196,11 +205,11 @@ Tensor self_attention_step(const MultiHeadAttention& m, const Tensor& x, KVCache
   NoGrad no_grad;
   int64_t d = x.size(2);
   Var qkv = linear(Var(x), m.W_in, m.b_in, m.in_form);  // [batch, 1, 3 d_model]
-  std::vector<Var> p = split(qkv, {d, d, d}, 2);
-  append(cache, split_heads(p[1], m.heads).value(), split_heads(p[2], m.heads).value());
+  const Tensor q = qkv.value().contiguous();
+  check(q.size(1) == 1, "self_attention_step: one position a step, got ", q.size(1));
+  append(cache, q, m.heads);
   // The new position sees itself and every earlier one: no mask needed.
   if (one_query_path(m, x, weights)) {
-    Tensor q = qkv.value().contiguous();
     OneQuery a;
     a.dk = d / m.heads;
     a.q = heads_side_by_side(q, 0, a.dk);
@@ -218,7 +227,7 @@ Tensor self_attention_step(const MultiHeadAttention& m, const Tensor& x, KVCache
   Var keys(gathered(cache.k, cache)), values(gathered(cache.v, cache));
   AttentionOptions o;
   o.weights = weights;
-  Var heads = attention_heads(m, split_heads(p[0], m.heads), keys, values, {}, o);
+  Var heads = attention_heads(m, split_heads(slice(qkv, 2, 0, d), m.heads), keys, values, {}, o);
   return forward(m.out, merge_heads(heads)).value();
 }
 
