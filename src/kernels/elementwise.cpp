@@ -1,10 +1,9 @@
 #include "attn/kernels/elementwise.h"
 
-#include <omp.h>
-
 #include <algorithm>
 
 #include "attn/error.h"
+#include "attn/parallel.h"
 
 namespace attn {
 
@@ -69,18 +68,11 @@ Tensor sum_to_shape(const Tensor& g, const Shape& to) {
 }
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
-  int threads = omp_get_max_threads();
-  if (n < grain || threads <= 1 || omp_in_parallel()) {
-    if (n > 0) body(0, n);
-    return;
-  }
-#pragma omp parallel num_threads(threads)
-  {
-    int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    int64_t chunk = (n + nt - 1) / nt;
-    int64_t b = std::min<int64_t>(n, t * chunk), e = std::min<int64_t>(n, b + chunk);
+  on_each_thread(n >= grain, [&](int t, int nt) {
+    const int64_t chunk = (n + nt - 1) / nt;
+    const int64_t b = std::min<int64_t>(n, t * chunk), e = std::min<int64_t>(n, b + chunk);
     if (b < e) body(b, e);
-  }
+  });
 }
 
 }  // namespace attn

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "attn/error.h"
+#include "attn/parallel.h"
 
 namespace attn {
 
@@ -276,16 +277,11 @@ static void strided_copy(const Tensor& src, Tensor& dst) {
       }
     }
   };
-  const int threads = omp_get_max_threads();
-  if (threads <= 1 || rows < 2 * threads || static_cast<size_t>(total) * es < (size_t{1} << 20) ||
-      omp_in_parallel())
-    return copy_rows(0, rows);
-#pragma omp parallel num_threads(threads)
-  {
-    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+  const bool worth = rows >= 2 * omp_get_max_threads() && static_cast<size_t>(total) * es >= (size_t{1} << 20);
+  on_each_thread(worth, [&](int64_t t, int64_t nt) {
     const int64_t chunk = (rows + nt - 1) / nt, b = std::min(rows, t * chunk), e = std::min(rows, b + chunk);
     if (b < e) copy_rows(b, e);
-  }
+  });
 }
 
 Tensor Tensor::contiguous() const {
