@@ -3,7 +3,7 @@
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
+#include <span>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "attn/kernels/gemm.h"
@@ -76,7 +76,7 @@ uint64_t new_primitive_id();
 // each (which sends glibc's malloc to consolidate its fast bins) and oneDNN's checks; with
 // libgomp's one-thread teams (attn/parallel.h) that was half of the 14% a one-thread decode of a
 // small model spent in libc.
-void execute_primitive(uint64_t id, const dnnl::primitive& primitive, std::initializer_list<PrimitiveArg> args);
+void execute_primitive(uint64_t id, const dnnl::primitive& primitive, std::span<const PrimitiveArg> args);
 
 // The rows of the first piece an m-row product is cut into for the primitives (each row count
 // makes a primitive; the cache of them is bounded this way: gemm_onednn.cpp).

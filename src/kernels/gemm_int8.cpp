@@ -228,15 +228,12 @@ void run(const PackedPrimitive& pp, const PackedWeight& w, const void* src, void
          const float* bias = nullptr) {
   const memory& weights = w.in_layout(pp.weights);
   void* scratch = thread_buffer<char>(0, std::max<size_t>(pp.scratchpad.get_size(), 1));
-  const detail::PrimitiveArg packed{DNNL_ARG_WEIGHTS, nullptr, nullptr, &weights};
-  if (bias)
-    detail::execute_primitive(pp.id, pp.primitive,
-                              {{DNNL_ARG_SRC, &pp.src, src}, packed, {DNNL_ARG_DST, &pp.dst, dst},
-                               {DNNL_ARG_SCRATCHPAD, &pp.scratchpad, scratch}, {DNNL_ARG_BIAS, &pp.bias, bias}});
-  else
-    detail::execute_primitive(pp.id, pp.primitive,
-                              {{DNNL_ARG_SRC, &pp.src, src}, packed, {DNNL_ARG_DST, &pp.dst, dst},
-                               {DNNL_ARG_SCRATCHPAD, &pp.scratchpad, scratch}});
+  const detail::PrimitiveArg args[] = {{DNNL_ARG_SRC, &pp.src, src},
+                                       {DNNL_ARG_WEIGHTS, nullptr, nullptr, &weights},
+                                       {DNNL_ARG_DST, &pp.dst, dst},
+                                       {DNNL_ARG_SCRATCHPAD, &pp.scratchpad, scratch},
+                                       {DNNL_ARG_BIAS, &pp.bias, bias}};
+  detail::execute_primitive(pp.id, pp.primitive, std::span(args).first(bias ? 5 : 4));  // the bias last
 }
 
 }  // namespace

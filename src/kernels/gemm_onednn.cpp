@@ -34,7 +34,7 @@ uint64_t new_primitive_id() {
   return next++;
 }
 
-void execute_primitive(uint64_t id, const dnnl::primitive& primitive, std::initializer_list<PrimitiveArg> args) {
+void execute_primitive(uint64_t id, const dnnl::primitive& primitive, std::span<const PrimitiveArg> args) {
   // Bounded like the primitive caches (1024 shapes each): past 2048 primitives, a thread starts over.
   thread_local std::unordered_map<uint64_t, std::vector<dnnl::memory>> held;
   thread_local dnnl::stream stream(onednn_engine());
@@ -197,15 +197,12 @@ namespace {
 void run_matmul(const MatmulCall& c) {
   const std::shared_ptr<const MatmulEntry> held = cached_matmul(c);
   const MatmulEntry& entry = *held;
-  const void* scratch = scratchpad(entry.scratchpad.get_size());
-  if (c.bias)
-    execute_primitive(entry.id, entry.primitive,
-                      {{DNNL_ARG_SRC, &entry.a, c.a}, {DNNL_ARG_WEIGHTS, &entry.b, c.b}, {DNNL_ARG_DST, &entry.c, c.c},
-                       {DNNL_ARG_SCRATCHPAD, &entry.scratchpad, scratch}, {DNNL_ARG_BIAS, &entry.bias, c.bias}});
-  else
-    execute_primitive(entry.id, entry.primitive,
-                      {{DNNL_ARG_SRC, &entry.a, c.a}, {DNNL_ARG_WEIGHTS, &entry.b, c.b}, {DNNL_ARG_DST, &entry.c, c.c},
-                       {DNNL_ARG_SCRATCHPAD, &entry.scratchpad, scratch}});
+  const PrimitiveArg args[] = {{DNNL_ARG_SRC, &entry.a, c.a},
+                               {DNNL_ARG_WEIGHTS, &entry.b, c.b},
+                               {DNNL_ARG_DST, &entry.c, c.c},
+                               {DNNL_ARG_SCRATCHPAD, &entry.scratchpad, scratchpad(entry.scratchpad.get_size())},
+                               {DNNL_ARG_BIAS, &entry.bias, c.bias}};
+  execute_primitive(entry.id, entry.primitive, std::span(args).first(c.bias ? 5 : 4));  // the bias last
 }
 
 }  // namespace
