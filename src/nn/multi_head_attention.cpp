@@ -205,14 +205,14 @@ Tensor self_attention_step(const MultiHeadAttention& m, const Tensor& x, KVCache
   NoGrad no_grad;
   int64_t d = x.size(2);
   Var qkv = linear(Var(x), m.W_in, m.b_in, m.in_form);  // [batch, 1, 3 d_model]
-  const Tensor q = qkv.value().contiguous();
-  check(q.size(1) == 1, "self_attention_step: one position a step, got ", q.size(1));
-  append(cache, q, m.heads);
+  const Tensor qkv_rows = qkv.value().contiguous();  // [Q K V] of each row
+  check(qkv_rows.size(1) == 1, "self_attention_step: one position a step, got ", qkv_rows.size(1));
+  append(cache, qkv_rows, m.heads);
   // The new position sees itself and every earlier one: no mask needed.
   if (one_query_path(m, x, weights)) {
     OneQuery a;
     a.dk = d / m.heads;
-    a.q = heads_side_by_side(q, 0, a.dk);
+    a.q = heads_side_by_side(qkv_rows, 0, a.dk);
     a.k = heads_of(cache.k);
     a.v = heads_of(cache.v);
     a.B = x.size(0);
