@@ -5,8 +5,8 @@
 // 12 bytes per element (two reads, one write; the write-allocate read the cache may add is not
 // counted). The best of --repeat passes. Also the rate of reading alone, the pattern of decoding
 // at batch 1 (weights read, nothing written): s += b[i] + c[i] over the same arrays, 8 bytes per
-// element. On a Zen 5 VM (2026-11-27) the two came out within 5% of each other in every run, at
-// 30-49 GB/s as the VM's bandwidth moved.
+// element. On a Zen 5 VM (2026-11-27) reading came out at 0.95-1.09x the triad in the 8 runs
+// measured, at 30-50 GB/s as the VM's bandwidth moved.
 // Prints one JSON line:
 //   {"triad_gb_s", "read_gb_s", "threads", "mib_per_array", "repeat"}
 //   bench_bandwidth [--threads N] [--mib M] [--repeat R]
