@@ -31,9 +31,10 @@ const std::vector<Rule> kTable = {
     {.cls = C::x_wt, .isa = IsaNeed::avx512, .k_min = 1024, .n_max = 1024, .layout = Layout::a_or_b_aliased,
      .kernel = K::onednn_matmul, .why = "the FFN's second layer: 448 against 338 GFLOPS (4096 x 256 x 1024, Zen 5)"},
     // ---- fp32 weight gradients dW = dY^T X ----
-    {.cls = C::at_b, .isa = IsaNeed::avx2_only, .m_min = 256, .k_min = 1024, .n_min = 256,
+    {.cls = C::at_b, .m_min = 256, .k_min = 1024, .n_min = 256,
      .layout = Layout::a_copy_or_b_aliased, .kernel = K::unaliased_copy,
-     .why = "aliased rows halve dnnl_sgemm: 64-69 -> 117-124 GFLOPS for 1024 x 256 x 4096 (Zen 3)"},
+     .why = "aliased rows slow every kernel: 64-69 -> 117-124 GFLOPS for 1024 x 256 x 4096 (Zen 3); "
+            "150-186 -> 208 for 256 x 1024 x 4096 (Zen 5), whole training steps 1.01-1.04x"},
     {.cls = C::at_b, .isa = IsaNeed::avx512, .k_min = 1024, .layout = Layout::b_aliased_not_a,
      .kernel = K::onednn_sgemm, .why = "dW2 = dY^T H: 417 against the primitive's 357 GFLOPS (Zen 5)"},
     {.cls = C::at_b, .k_min = 1024, .n_max = 2047, .kernel = K::onednn_matmul,
