@@ -1,6 +1,6 @@
 // Private to src/kernels: gemm_small (include/attn/kernels/gemm_small.h) written once over a lane
 // type L (simd_avx2.h, simd_avx512.h), instantiated by avx2/gemm_small.cpp and
-// avx512/gemm_small.cpp: tiles of 6 rows x 2 vectors of C in registers, B^T first copied to
+// avx512/gemm_small.cpp: tiles of 6 (AVX2) or 8 rows x 2 vectors of C in registers, B^T first copied to
 // [k, n] by L::transpose. Masked loads and stores only in a panel narrower than 2 vectors.
 #pragma once
 
@@ -11,7 +11,11 @@
 
 namespace attn::detail::gemm_small_lanes {
 
-constexpr int kMR = 6;  // rows of C a tile keeps in registers
+// Rows of C a tile keeps in registers: 2 MR accumulators, 2 vectors of B and A's broadcast fit
+// in 16 registers at MR = 6 (AVX2) and in 32 at MR = 8, which also makes 32 rows (a sentence of
+// 32 tokens) 4 whole tiles instead of 5 and a tile of 2.
+template <typename L>
+constexpr int kMR = L::kRegisters == 32 ? 8 : 6;
 
 // C[0:MR, 0:NV vectors] (lanes of m0, m1 unless Full) = alpha sum_p a(r, p) B[p, :] + beta C.
 // a(r, p) is A[r * ra + p * pa] (a plain or transposed A); B rows are ldb apart, unit stride.
@@ -64,12 +68,15 @@ void panel(const GemmArgs& g, const float* B, int64_t ldb, int64_t cols, int64_t
   const int64_t ra = g.trans_a ? 1 : g.lda, pa = g.trans_a ? g.lda : 1;
   const float* b = B + j0;
   float* c = g.c + j0;
+  constexpr int MR = kMR<L>;
   int64_t i = 0;
-  for (; i + kMR <= g.m; i += kMR)
-    tile<L, kMR, NV, Full>(g.a + i * ra, ra, pa, b, ldb, g.k, m0, m1, g.alpha, g.beta, c + i * g.ldc, g.ldc);
+  for (; i + MR <= g.m; i += MR)
+    tile<L, MR, NV, Full>(g.a + i * ra, ra, pa, b, ldb, g.k, m0, m1, g.alpha, g.beta, c + i * g.ldc, g.ldc);
   const float* a = g.a + i * ra;
   c += i * g.ldc;
   switch (g.m - i) {
+    case 7: tile<L, 7, NV, Full>(a, ra, pa, b, ldb, g.k, m0, m1, g.alpha, g.beta, c, g.ldc); break;
+    case 6: tile<L, 6, NV, Full>(a, ra, pa, b, ldb, g.k, m0, m1, g.alpha, g.beta, c, g.ldc); break;
     case 5: tile<L, 5, NV, Full>(a, ra, pa, b, ldb, g.k, m0, m1, g.alpha, g.beta, c, g.ldc); break;
     case 4: tile<L, 4, NV, Full>(a, ra, pa, b, ldb, g.k, m0, m1, g.alpha, g.beta, c, g.ldc); break;
     case 3: tile<L, 3, NV, Full>(a, ra, pa, b, ldb, g.k, m0, m1, g.alpha, g.beta, c, g.ldc); break;

@@ -56,7 +56,7 @@ TEST(GemmSmall, MatchesReference) {
   int64_t outside = 0, cases = 0;
   for (int ta = 0; ta < 2; ++ta)
     for (int tb = 0; tb < 2; ++tb)
-      for (int64_t m : {1, 5, 6, 7, 12, 13, 32, 33})
+      for (int64_t m : {1, 5, 6, 7, 8, 10, 11, 12, 13, 32, 33})
         for (int64_t n : {1, 15, 16, 17, 31, 32, 33, 64, 70})
           for (int64_t k : {0, 1, 7, 64, 129})
             for (float beta : {0.0f, 1.0f, -0.5f}) {
