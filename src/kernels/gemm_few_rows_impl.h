@@ -1,7 +1,8 @@
 // Private to src/kernels: gemm_few_rows (include/attn/kernels/gemm_few_rows.h) written once over a
 // lane type L (simd_avx2.h, simd_avx512.h), instantiated by avx2/gemm_few_rows.cpp and
 // avx512/gemm_few_rows.cpp: tiles of up to 6 rows of A against NR rows of W, dot products in
-// vector lanes, then their lane sums (L::sum8).
+// vector lanes, then their lane sums (L::sum8); W's rows side by side when they come from L2, one
+// after another when from memory (accumulate_stream).
 #pragma once
 
 #include <immintrin.h>

@@ -75,8 +75,12 @@ void panel(const GemmArgs& g, const float* B, int64_t ldb, int64_t cols, int64_t
   const float* a = g.a + i * ra;
   c += i * g.ldc;
   switch (g.m - i) {
-    case 7: tile<L, 7, NV, Full>(a, ra, pa, b, ldb, g.k, m0, m1, g.alpha, g.beta, c, g.ldc); break;
-    case 6: tile<L, 6, NV, Full>(a, ra, pa, b, ldb, g.k, m0, m1, g.alpha, g.beta, c, g.ldc); break;
+    case 7:  // remainders of 6 and 7 rows only when tiles are of 8 (no 14 accumulators for AVX2)
+      if constexpr (MR == 8) tile<L, 7, NV, Full>(a, ra, pa, b, ldb, g.k, m0, m1, g.alpha, g.beta, c, g.ldc);
+      break;
+    case 6:
+      if constexpr (MR == 8) tile<L, 6, NV, Full>(a, ra, pa, b, ldb, g.k, m0, m1, g.alpha, g.beta, c, g.ldc);
+      break;
     case 5: tile<L, 5, NV, Full>(a, ra, pa, b, ldb, g.k, m0, m1, g.alpha, g.beta, c, g.ldc); break;
     case 4: tile<L, 4, NV, Full>(a, ra, pa, b, ldb, g.k, m0, m1, g.alpha, g.beta, c, g.ldc); break;
     case 3: tile<L, 3, NV, Full>(a, ra, pa, b, ldb, g.k, m0, m1, g.alpha, g.beta, c, g.ldc); break;
