@@ -126,10 +126,11 @@ namespace {
 
 // Room in a cache buffer [slots, h, capacity, d_k] for `slots` rows and position `length`: a
 // bigger buffer, when needed, holds what the old one did.
-void make_room(Tensor& buffer, int64_t slots, int64_t h, int64_t dk, int64_t length) {
+void make_room(Tensor& buffer, int64_t slots, int64_t h, int64_t dk, int64_t length, int64_t first_capacity) {
   const int64_t old_slots = buffer.defined() ? buffer.size(0) : 0, old_cap = buffer.defined() ? buffer.size(2) : 0;
   if (old_slots >= slots && old_cap > length) return;
-  const int64_t cap = old_cap > length ? old_cap : std::max<int64_t>(16, old_cap + old_cap / 2);
+  const int64_t cap = old_cap > length ? old_cap
+                                       : std::max({first_capacity, length + 1, old_cap + old_cap / 2});
   Tensor grown = Tensor::empty({std::max(slots, old_slots), h, cap, dk});
   if (old_slots > 0 && length > 0)
     grown.slice(0, 0, old_slots).slice(2, 0, length).copy_from(buffer.slice(2, 0, length));
@@ -168,8 +169,8 @@ void append(KVCache& cache, const Tensor& qkv, int64_t h) {
         cache.history.size());
   drop_unread_positions(cache);
   const int64_t t = cache.length;
-  make_room(cache.k, B, h, dk, t);
-  make_room(cache.v, B, h, dk, t);
+  make_room(cache.k, B, h, dk, t, cache.first_capacity);
+  make_room(cache.v, B, h, dk, t, cache.first_capacity);
   const float* src = qkv.data<float>();
   float* K = cache.k.data<float>();
   float* V = cache.v.data<float>();

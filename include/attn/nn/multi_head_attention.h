@@ -44,6 +44,9 @@ struct KVCache {
   int64_t length = 0;
   std::vector<std::vector<int32_t>> history;
   std::vector<int64_t> first;  // empty: every row started at buffer position 0
+  // Positions of the first buffer, grown by half when full. Growing copies the buffer and a new
+  // one is fresh memory, so a decoder that knows about how long its outputs run sets this.
+  int64_t first_capacity = 16;
 };
 
 // Adds n rows after the cache's `rows` rows, starting at the next step (their histories empty).
