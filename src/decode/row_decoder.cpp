@@ -106,7 +106,7 @@ struct ListedDecoder {
 }  // namespace
 
 RowDecoder start_row_decoder(const Transformer& m, const std::vector<std::vector<int32_t>>& sources, bool cached,
-                             const std::vector<std::vector<int32_t>>& allowed) {
+                             const std::vector<std::vector<int32_t>>& allowed, bool open_ended) {
   check(allowed.empty() || allowed.size() == sources.size(), "shortlist: ", allowed.size(), " lists for ",
         sources.size(), " sentences");
   const TransformerConfig& c = m.config;
@@ -114,7 +114,9 @@ RowDecoder start_row_decoder(const Transformer& m, const std::vector<std::vector
   Tensor src = pad_ids(sources, c.pad_id);  // [batch, src_len]
   Tensor src_pad = padding_mask(src, c.pad_id);
   Tensor memory = encode_real_positions(m, src);  // [batch, src_len, d_model]
-  auto d = std::make_shared<StepDecoder>(start_step_decoder(m, memory, src_pad, cached));
+  const int64_t longest = src.size(1);
+  auto d = std::make_shared<StepDecoder>(
+      start_step_decoder(m, memory, src_pad, cached, open_ended ? 0 : longest + longest / 2 + 16));
   RowDecoder r;
   if (!allowed.empty()) {
     auto listed = std::make_shared<ListedDecoder>();
@@ -152,9 +154,9 @@ RowDecoder start_row_decoder(const Transformer& m, const std::vector<std::vector
 }
 
 RowDecoder start_row_decoder(const Seq2Seq& m, const std::vector<std::vector<int32_t>>& sources, bool cached,
-                             const std::vector<std::vector<int32_t>>& allowed) {
+                             const std::vector<std::vector<int32_t>>& allowed, bool open_ended) {
   if (const auto* transformer = std::get_if<Transformer>(&m.net))
-    return start_row_decoder(*transformer, sources, cached, allowed);
+    return start_row_decoder(*transformer, sources, cached, allowed, open_ended);
   check(allowed.empty(), "shortlist: only a Transformer's output layer can be restricted, not the RNN's");
   const RnnSeq2Seq& rnn = std::get<RnnSeq2Seq>(m.net);
   const RnnConfig& c = rnn.config;

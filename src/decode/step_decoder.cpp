@@ -7,12 +7,12 @@
 namespace attn {
 
 StepDecoder start_step_decoder(const Transformer& m, const Tensor& memory, const Tensor& src_pad,
-                               bool cached) {
+                               bool cached, int64_t cache_positions) {
   StepDecoder d;
   d.model = &m;
   d.cached = cached;
   if (cached) {
-    d.state = start_decoding(m, memory, src_pad);
+    d.state = start_decoding(m, memory, src_pad, cache_positions);
   } else {
     d.memory = memory;
     d.src_pad = src_pad;

@@ -31,7 +31,7 @@ struct SearchStream::State {
   void join() {
     if (queued.empty()) return;
     size_t row = live_rows();
-    if (!decoder) decoder = start_row_decoder(*model, queued, options.use_cache);
+    if (!decoder) decoder = start_row_decoder(*model, queued, options.use_cache, {}, true);
     else decoder->add_sources(queued);
     for (size_t i = 0; i < queued.size(); ++i) {
       queued_searches[i].alive.front().row = static_cast<int64_t>(row++);
@@ -104,7 +104,7 @@ void warm_up(const Transformer& m, int64_t max_rows) {
   NoGrad no_grad;
   const int32_t token = m.config.eos_id;  // any id of the vocabulary
   for (int64_t rows = 1; rows <= max_rows; ++rows) {
-    RowDecoder d = start_row_decoder(m, std::vector<std::vector<int32_t>>(static_cast<size_t>(rows), {token}), true);
+    RowDecoder d = start_row_decoder(m, std::vector<std::vector<int32_t>>(static_cast<size_t>(rows), {token}), true, {}, true);
     d.step(std::vector<int32_t>(static_cast<size_t>(rows), m.config.bos_id));
   }
 }

@@ -145,14 +145,11 @@ Var decode(const Transformer& m, const Tensor& tgt_in, const Var& memory, const 
   return forward(m.generator, forward(m.decoder_norm, y));
 }
 
-DecoderState start_decoding(const Transformer& m, const Tensor& memory, const Tensor& src_pad) {
+DecoderState start_decoding(const Transformer& m, const Tensor& memory, const Tensor& src_pad, int64_t cache_positions) {
   DecoderState s;
   s.self.resize(m.decoder.size());
-  // Outputs run about as long as their sources (EN->DE: 1.1-1.3x): room for 1.5x + 16 positions
-  // from the first step spares the cache's copies into bigger buffers (beam 4, batch 32, d_model
-  // 128: 1.05-1.07x the translation's speed against growing from 16).
-  const int64_t src_len = memory.size(1);
-  for (KVCache& c : s.self) c.first_capacity = std::min<int64_t>(m.config.max_len, src_len + src_len / 2 + 16);
+  if (cache_positions > 0)
+    for (KVCache& c : s.self) c.first_capacity = std::min<int64_t>(m.config.max_len, cache_positions);
   s.src_pad = src_pad;
   for (int64_t r = 0; r < memory.size(0); ++r) s.memory_rows.push_back(r);
   // the keys and values of the real positions only: the padding's are never read

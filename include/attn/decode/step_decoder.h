@@ -22,8 +22,9 @@ struct StepDecoder {
 };
 
 // memory [batch, src_len, d_model] from encode(), src_pad [batch, src_len]: one row per sentence.
+// cache_positions: start_decoding's (models/transformer.h).
 StepDecoder start_step_decoder(const Transformer& m, const Tensor& memory, const Tensor& src_pad,
-                               bool cached);
+                               bool cached, int64_t cache_positions = 0);
 
 // Feeds tokens[r] to row r ([rows] ids) -> log-probabilities of the next token [rows, tgt_vocab].
 Tensor step(StepDecoder& d, const std::vector<int32_t>& tokens);

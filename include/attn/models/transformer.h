@@ -93,7 +93,10 @@ struct DecoderState {
   std::vector<int64_t> memory_rows;        // decoder row r attends to memory row memory_rows[r]
   int64_t position = 0;                    // tokens fed so far (rows that joined later: fewer, below)
 };
-DecoderState start_decoding(const Transformer& m, const Tensor& memory, const Tensor& src_pad);
+// cache_positions: the room the self-attention caches take at the first step (0: 16), grown by
+// half whenever full; a decoder whose outputs end near their sources' length sizes them once.
+DecoderState start_decoding(const Transformer& m, const Tensor& memory, const Tensor& src_pad,
+                            int64_t cache_positions = 0);
 // Feeds one token per row ([batch] ids) and returns log-probabilities of the next [batch, tgt_vocab].
 Tensor decode_step(const Transformer& m, DecoderState& state, const std::vector<int32_t>& tokens);
 // The same step's logits [batch, tgt_vocab], whose log_softmax is decode_step's answer.
