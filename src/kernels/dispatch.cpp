@@ -55,7 +55,12 @@ const std::vector<Rule> kTable = {
     {.cls = C::frozen_weight, .precision = P::int8, .isa = IsaNeed::no_int8_dot, .kernel = K::s8_rows,
      .why = "without VNNI oneDNN repacks W at every call: attn's kernel 1.2-4x at every m (Zen 3)"},
     {.cls = C::frozen_weight, .precision = P::int8, .kernel = K::onednn_s8, .why = "VNNI or AMX, W reordered once"},
-    {.cls = C::frozen_weight, .m_min = kPanelRowsMin, .m_max = kPanelRowsMax, .kernel = K::f32_panels,
+    {.cls = C::frozen_weight, .isa = IsaNeed::avx512, .m_min = 2, .m_max = 8, .k_min = 512, .n_min = 512,
+     .kernel = K::f32_panels,
+     .why = "a beam or a few sentences of a model of d_model >= 512, W from memory: read as one stream, "
+            "1.7-1.9x oneDNN's packed W at m = 2, 1.1-1.3x at 4-8; with W in cache 0.5-0.75x at 2 (Zen 5)"},
+    {.cls = C::frozen_weight, .isa = IsaNeed::avx2_only, .m_min = kPanelRowsMin, .m_max = kPanelRowsMax,
+     .kernel = K::f32_panels,
      .why = "oneDNN repacks W at every call: 1.05-1.45x gemm() at m = 24-32 (Zen 3); 1.1-1.5x few_rows at 12-16"},
     {.cls = C::frozen_weight, .isa = IsaNeed::avx512, .m_min = 2, .kernel = K::onednn_f32,
      .why = "no repacking of W at every call; at 2-16 rows 1.4-2.8x few_rows, which sums lanes (Zen 5)"},
@@ -199,11 +204,13 @@ std::string describe_dispatch_table(bool mark_this_cpu) {
   return out;
 }
 
-Kernel frozen_weight_kernel(Precision precision, int64_t m) {
+Kernel frozen_weight_kernel(Precision precision, int64_t m, int64_t n, int64_t k) {
   Product p;
   p.cls = C::frozen_weight;
   p.precision = precision;
   p.m = m;
+  p.n = n;
+  p.k = k;
   return choose_kernel(p);
 }
 

@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <deque>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -58,28 +59,45 @@ struct PackedWeight {
   std::vector<int8_t> s8;      // [n, k], row-major (int8 without panels)
   std::vector<float> scales;   // [n] (int8)
   S8Panels panels;             // s8 in VNNI panels for small m (int8, when s8_gemv_available())
-  F32Panels f32;               // fp32 where the panels run (AVX2): the weight in panels (gemm_panels.h)
-                               // fp32 elsewhere: only in `layouts`, reordered when packed
+  // fp32: in panels (gemm_panels.h) and/or in `layouts` (oneDNN's), whichever the dispatch table
+  // runs this weight's products on: one made when packed, the other from it at the first product
+  // that needs it (no plain copy kept).
+  mutable F32Panels f32;
+  bool f32_panels_first = false;  // packed into panels (else into oneDNN's layout)
+
+  const F32Panels& f32_panels() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (f32.data) return f32;
+    std::vector<float> plain(static_cast<size_t>(n * k));  // W [n, k], row-major
+    memory out(memory::desc({k, n}, memory::data_type::f32, memory::dims{1, k}), engine(), plain.data());
+    dnnl::reorder(layouts.front().second, out).execute(stream(), layouts.front().second, out);
+    stream().wait();
+    f32 = pack_f32_panels(plain.data(), n, k, k);
+    return f32;
+  }
 
   // The weight as the matmul's [k, n] operand in `layout`, reordered on first request.
   const memory& in_layout(const memory::desc& layout) const {
     std::lock_guard<std::mutex> lock(mutex);
     for (const auto& [desc, mem] : layouts)
       if (desc == layout) return mem;
-    if (precision == Precision::fp32) {  // no plain copy kept: from the layout made when packed
+    if (precision == Precision::fp32 && !layouts.empty()) {  // from the layout made first
       memory packed(layout, engine());
       dnnl::reorder(layouts.front().second, packed).execute(stream(), layouts.front().second, packed);
       stream().wait();
       layouts.emplace_back(layout, packed);
       return layouts.back().second;
     }
-    // int8 with panels keeps no row-major copy: it is unpacked for the reorder
+    // fp32 packed into panels, and int8 with panels, keep no row-major copy: unpacked for the reorder
+    const std::vector<float> unpacked_f32 =
+        precision == Precision::fp32 ? unpack_f32_panels(f32) : std::vector<float>{};
     const std::vector<int8_t> unpacked =
         precision == Precision::int8 && s8.empty() ? unpack_s8_panels(panels) : std::vector<int8_t>{};
-    const void* plain_data = precision == Precision::bf16 ? (bf16.empty() ? static_cast<const void*>(bf16_f32.data())
-                                                                          : static_cast<const void*>(bf16.data()))
-                             : s8.empty()                 ? static_cast<const void*>(unpacked.data())
-                                                          : static_cast<const void*>(s8.data());
+    const void* plain_data = precision == Precision::fp32   ? static_cast<const void*>(unpacked_f32.data())
+                             : precision == Precision::bf16 ? (bf16.empty() ? static_cast<const void*>(bf16_f32.data())
+                                                                            : static_cast<const void*>(bf16.data()))
+                             : s8.empty()                   ? static_cast<const void*>(unpacked.data())
+                                                            : static_cast<const void*>(s8.data());
     const memory::desc plain_desc({k, n}, input_type(precision), memory::dims{1, k});
     memory plain(plain_desc, engine(), const_cast<void*>(plain_data));
     memory packed(layout, engine());
@@ -92,14 +110,15 @@ struct PackedWeight {
   int64_t bytes() const {
     int64_t total = static_cast<int64_t>(bf16.size() * 2 + bf16_f32.size() * 4 + s8.size() + scales.size() * 4);
     total += (panels.n + 15) / 16 * 16 * panels.k4 + static_cast<int64_t>(panels.comp.size() * 4);
-    total += (f32.n + kPanelWidth - 1) / kPanelWidth * kPanelWidth * f32.k * 4;
     std::lock_guard<std::mutex> lock(mutex);
+    total += (f32.n + kPanelWidth - 1) / kPanelWidth * kPanelWidth * f32.k * 4;
     for (const auto& [desc, mem] : layouts) total += static_cast<int64_t>(desc.get_size());
     return total;
   }
 
   mutable std::mutex mutex;
-  mutable std::vector<std::pair<memory::desc, memory>> layouts;  // few; never shrinks
+  // few; never shrinks; a deque, so that a reference handed out stays valid as others are added
+  mutable std::deque<std::pair<memory::desc, memory>> layouts;
 };
 
 namespace {
@@ -146,7 +165,17 @@ PackedPrimitive create_primitive(const PrimitiveShape& s) {
           s.bias ? pd.bias_desc() : memory::desc()};
 }
 
-// fp32 on CPUs without the panels: W reordered into the layout oneDNN's f32 matmul asks for
+// Whether an fp32 W [n, k] is packed into panels first (else into oneDNN's layout): where the
+// dispatch table runs a beam's products on the panels (AVX-512, a large W), or oneDNN never runs
+// a packed product (AVX2).
+bool f32_panels_first(int64_t n, int64_t k) {
+  if (frozen_weight_kernel(Precision::fp32, 4, n, k) == Kernel::f32_panels) return true;
+  for (int64_t m : {2, 16, 64, 512})
+    if (frozen_weight_kernel(Precision::fp32, m, n, k) == Kernel::onednn_f32) return false;
+  return true;
+}
+
+// fp32 where oneDNN runs the batches: W reordered into the layout oneDNN's f32 matmul asks for
 // (BA16a64b on AVX-512, whatever the rows), so that no call packs it again.
 void reorder_f32(PackedWeight& pw, const float* w, int64_t ldw) {
   const memory::desc layout =
@@ -167,8 +196,9 @@ std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int
   pw->precision = p;
   pw->n = n;
   pw->k = k;
-  if (p == Precision::fp32 && f32_panels_available()) {
+  if (p == Precision::fp32 && f32_panels_first(n, k)) {
     pw->f32 = pack_f32_panels(w, n, k, ldw);
+    pw->f32_panels_first = true;
   } else if (p == Precision::fp32) {
     reorder_f32(*pw, w, ldw);
   } else if (p == Precision::int8) {
@@ -307,8 +337,10 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
   check(g.bias == nullptr || g.beta == 0.0f, "gemm_packed: a bias replaces beta y (beta must be 0, got ", g.beta, ")");
   if (m == 0) return;
   if (uses_s8_gemv(g, w)) return gemm_packed_vnni(g, w);
-  if (w.precision == Precision::fp32) {  // panels where they were built, else oneDNN's layout
-    if (w.f32.data) return gemm_f32_panels(m, g.x, g.ldx, w.f32, g.beta, g.y, g.ldy, g.bias);
+  if (w.precision == Precision::fp32) {  // the table's layout; for rows it gives neither, the first made
+    const Kernel kernel = frozen_weight_kernel(Precision::fp32, m, n, k);
+    if (kernel == Kernel::f32_panels || (kernel != Kernel::onednn_f32 && w.f32_panels_first))
+      return gemm_f32_panels(m, g.x, g.ldx, w.f32_panels(), g.beta, g.y, g.ldy, g.bias);
     return gemm_packed_f32(g, w);
   }
   if (w.precision == Precision::bf16 && g.bias != nullptr) {  // y = bias, then y += x W^T

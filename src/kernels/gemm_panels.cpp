@@ -1,6 +1,6 @@
 // x W^T over W packed once into panels of 16 outputs (include/attn/kernels/gemm_panels.h): the
-// packing, the checks and the split of the panels among threads; the kernel is in the AVX2 table
-// only (avx2/gemm_panels.cpp).
+// packing, the checks and the split of the panels among threads; the kernels are in the AVX2 and
+// AVX-512 tables (avx2/gemm_panels.cpp, avx512/gemm_panels.cpp).
 #include "attn/kernels/gemm_panels.h"
 
 #include <algorithm>
@@ -44,13 +44,22 @@ F32Panels pack_f32_panels(const float* w, int64_t n, int64_t k, int64_t ldw) {
   return p;
 }
 
+std::vector<float> unpack_f32_panels(const F32Panels& p) {
+  std::vector<float> w(static_cast<size_t>(p.n * p.k));
+  for (int64_t row = 0; row < p.n; ++row) {
+    const float* src = p.data.get() + row / kPanelWidth * p.k * kPanelWidth + row % kPanelWidth;
+    for (int64_t kk = 0; kk < p.k; ++kk) w[static_cast<size_t>(row * p.k + kk)] = src[kk * kPanelWidth];
+  }
+  return w;
+}
+
 void gemm_f32_panels(int64_t m, const float* x, int64_t ldx, const F32Panels& w, float beta, float* y, int64_t ldy,
                      const float* bias) {
   check(m >= 0 && ldx >= w.k && ldy >= w.n, "gemm_f32_panels: bad arguments m=", m, " ldx=", ldx, " ldy=", ldy,
         " for weight [", w.n, ", ", w.k, "]");
   check(bias == nullptr || beta == 0.0f, "gemm_f32_panels: a bias replaces beta y (beta must be 0, got ", beta, ")");
   const auto run_panels = detail::kernel_table().panels_run;
-  check(run_panels != nullptr, "gemm_f32_panels: needs AVX2 + FMA without AVX-512 (this CPU, or ATTN_ISA, gives ",
+  check(run_panels != nullptr, "gemm_f32_panels: needs AVX2 + FMA or AVX-512 (this CPU, or ATTN_ISA, gives ",
         isa_name(active_isa()), ")");
   if (m == 0) return;
   const int64_t panels = (w.n + kPanelWidth - 1) / kPanelWidth;

@@ -44,19 +44,28 @@ TEST(DispatchTable, FirstMatchWins) {
   // x W^T at 16 rows matches both the few-rows rule and the 16-32 rule: the first is taken.
   const Kernel k16 = choose_kernel(product(ProductClass::x_wt, Precision::fp32, 16, 512, 512));
   EXPECT_EQ(k16, few_rows_available() ? Kernel::few_rows : Kernel::onednn_matmul);
-  // The frozen fp32 weight: one row, the f32 weight through gemm() (gemm_few_rows); from 2 rows
-  // oneDNN on W in its own layout on AVX-512, else panels at 12-48 rows where built, else gemm().
+  // The frozen fp32 weight: one row, the f32 weight through gemm() (gemm_few_rows). On AVX-512:
+  // the panels at 2-8 rows of a W of at least 512 x 512, otherwise oneDNN on W in its own layout;
+  // elsewhere the panels at 12-48 rows where built, else gemm().
   const bool avx512 = active_isa() == Isa::avx512;
   EXPECT_EQ(frozen_weight_kernel(Precision::fp32, 1), Kernel::f32_weight);
-  EXPECT_EQ(frozen_weight_kernel(Precision::fp32, 2), avx512 ? Kernel::onednn_f32 : Kernel::f32_weight);
-  EXPECT_EQ(frozen_weight_kernel(Precision::fp32, 8), avx512 ? Kernel::onednn_f32 : Kernel::f32_weight);
+  EXPECT_EQ(frozen_weight_kernel(Precision::fp32, 1, 2048, 512), Kernel::f32_weight);
+  for (int64_t m : {2, 3, 4, 8}) {
+    EXPECT_EQ(frozen_weight_kernel(Precision::fp32, m), avx512 ? Kernel::onednn_f32 : Kernel::f32_weight) << m;
+    EXPECT_EQ(frozen_weight_kernel(Precision::fp32, m, 8000, 128), avx512 ? Kernel::onednn_f32 : Kernel::f32_weight)
+        << m << " rows of a model of d_model 128";
+    EXPECT_EQ(frozen_weight_kernel(Precision::fp32, m, 512, 2048), avx512 ? Kernel::f32_panels : Kernel::f32_weight)
+        << m << " rows of the base model's W_2";
+  }
+  EXPECT_EQ(frozen_weight_kernel(Precision::fp32, 9, 512, 2048), avx512 ? Kernel::onednn_f32 : Kernel::f32_weight);
+  EXPECT_EQ(frozen_weight_kernel(Precision::fp32, 9), avx512 ? Kernel::onednn_f32 : Kernel::f32_weight);
   EXPECT_EQ(frozen_weight_kernel(Precision::fp32, 49), avx512 ? Kernel::onednn_f32 : Kernel::f32_weight);
   EXPECT_EQ(frozen_weight_kernel(Precision::fp32, 11), avx512 ? Kernel::onednn_f32 : Kernel::f32_weight);
   for (int64_t m : {12, 16, 32, 48}) {  // a 16-row block of the output layer among them
     const Kernel k = frozen_weight_kernel(Precision::fp32, m);
-    EXPECT_EQ(k, kernel_available(Kernel::f32_panels) ? Kernel::f32_panels
-                 : avx512                              ? Kernel::onednn_f32
-                                                       : Kernel::f32_weight) << m << " rows";
+    EXPECT_EQ(k, avx512                                 ? Kernel::onednn_f32
+                 : kernel_available(Kernel::f32_panels) ? Kernel::f32_panels
+                                                        : Kernel::f32_weight) << m << " rows";
   }
   // An attention block below 64^3 multiply-adds runs on the small kernel, above on sgemm.
   EXPECT_EQ(choose_kernel(product(ProductClass::attention_block, Precision::fp32, 64, 64, 63)), Kernel::small_block);

@@ -1,10 +1,12 @@
 // fp32 weights packed once for inference: gemm_f32_panels (include/attn/kernels/gemm_panels.h,
-// AVX2) against a double-precision reference; and pack_weight(Precision::fp32) on every CPU
-// (panels on AVX2, oneDNN's own layout elsewhere) through gemm_packed and linear().
+// AVX2 and AVX-512) against a double-precision reference; and pack_weight(Precision::fp32) on every
+// CPU (panels on AVX2; oneDNN's own layout on AVX-512, the panels made from it for 4-8 rows)
+// through gemm_packed and linear().
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include "attn/autodiff/var.h"
@@ -50,7 +52,7 @@ void expect_matches(int64_t m, int64_t n, int64_t k, float beta, int64_t pad) {
 // Every tile height (1-6 rows, and 7 or 8 left as 4 + 3 or 4 + 4), panels cut by n, k blocks cut
 // by k (kPanelDepth = 256), row strides, beta.
 TEST(GemmPanels, MatchesReference) {
-  if (!f32_panels_available()) GTEST_SKIP() << "built without AVX2 + FMA, or with AVX-512";
+  if (!f32_panels_available()) GTEST_SKIP() << "no AVX2 + FMA";
   int variant = 0;
   for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 13, 17, 20, 32, 48})
     for (int64_t n : {1, 15, 16, 17, 40})
@@ -65,7 +67,7 @@ TEST(GemmPanels, MatchesReference) {
 // Each output is one chain of FMAs in k order whatever the tile: a row's bits do not depend on
 // which rows come with it.
 TEST(GemmPanels, SameBitsWhateverM) {
-  if (!f32_panels_available()) GTEST_SKIP() << "built without AVX2 + FMA, or with AVX-512";
+  if (!f32_panels_available()) GTEST_SKIP() << "no AVX2 + FMA";
   const int64_t n = 70, k = 600;
   const std::vector<float> x = values(48 * k, 5), w = values(n * k, 6);
   const F32Panels panels = pack_f32_panels(w.data(), n, k, k);
@@ -82,7 +84,7 @@ TEST(GemmPanels, SameBitsWhateverM) {
 // A bias in the epilogue gives the bits of y holding the bias with beta 1 (what linear() did
 // before the panels took the bias).
 TEST(GemmPanels, BiasEqualsBiasInY) {
-  if (!f32_panels_available()) GTEST_SKIP() << "built without AVX2 + FMA, or with AVX-512";
+  if (!f32_panels_available()) GTEST_SKIP() << "no AVX2 + FMA";
   const int64_t m = 20, n = 37, k = 300;
   const std::vector<float> x = values(m * k, 10), w = values(n * k, 11), bias = values(n, 12);
   const F32Panels panels = pack_f32_panels(w.data(), n, k, k);
@@ -134,6 +136,44 @@ TEST(GemmPackedF32, MatchesReference) {
         ++variant;
       }
   expect_packed_matches(64, 2000, 512, 0.0f, true);  // split among threads
+}
+
+// One packed weight used at rows the table gives to different layouts (AVX-512: the panels at
+// 2-8 rows of a W of 512 x 512 and more, oneDNN's from 9), from two threads at once: each product
+// right, the second layout made once, from the first.
+TEST(GemmPackedF32, OneWeightAtEveryRowCount) {
+  for (const auto [n, k] : {std::pair<int64_t, int64_t>{70, 300}, {520, 512}}) {
+    const std::vector<float> w = values(n * k, 11);
+    const auto packed = pack_weight(Precision::fp32, w.data(), n, k, k);
+    const int64_t first = packed_weight_bytes(*packed);
+    auto run = [&](int64_t m, std::vector<float>& y) {
+      const std::vector<float> x = values(m * k, 12 + m);
+      y.assign(static_cast<size_t>(m * n), 0.0f);
+      gemm_packed({m, x.data(), k, 0.0f, y.data(), n}, *packed);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0.0, magnitude = 0.0;
+          for (int64_t p = 0; p < k; ++p) {
+            sum += static_cast<double>(x[i * k + p]) * w[j * k + p];
+            magnitude += std::fabs(static_cast<double>(x[i * k + p]) * w[j * k + p]);
+          }
+          ASSERT_NEAR(y[i * n + j], sum, (k + 3) * 0x1p-24 * magnitude) << "m=" << m << " at " << i << ", " << j;
+        }
+    };
+    const bool both = frozen_weight_kernel(Precision::fp32, 4, n, k) == Kernel::f32_panels &&
+                      frozen_weight_kernel(Precision::fp32, 16, n, k) == Kernel::onednn_f32;
+    std::vector<float> a, b;
+    for (int64_t m : {4, 16}) {  // the second layout made by two threads at once
+      std::thread other([&] { run(m, b); });
+      run(m, a);
+      other.join();
+      EXPECT_EQ(a, b) << "m=" << m;
+    }
+    const int64_t second = packed_weight_bytes(*packed);
+    for (int64_t m : {1, 2, 3, 5, 8, 9, 33, 64, 4}) run(m, a);
+    if (both) EXPECT_GT(second, first) << "n=" << n << ": the second layout";
+    EXPECT_EQ(packed_weight_bytes(*packed), second) << "n=" << n << ": nothing made twice";
+  }
 }
 
 // linear() in fp32 inference with W frozen: the rows the dispatch table gives to a packed W

@@ -96,8 +96,9 @@ bool kernel_available(Kernel k);
 // (unmarked, the text docs/performance.md quotes, the same on every CPU).
 std::string describe_dispatch_table(bool mark_this_cpu = true);
 
-// The kernel of x W^T over m rows with W converted once for inference in precision p.
-Kernel frozen_weight_kernel(Precision p, int64_t m);
+// The kernel of x W^T over m rows with W [n, k] converted once for inference in precision p
+// (n = k = 0: W's shape unknown, so no rule that asks for a size matches).
+Kernel frozen_weight_kernel(Precision p, int64_t m, int64_t n = 0, int64_t k = 0);
 // Whether an fp32 inference product of m rows runs on W packed once (pack_weight: panels, or
 // oneDNN's layout), rather than on W itself.
 bool f32_packed_for(int64_t m);

@@ -15,12 +15,16 @@
 // the panels 1.1-1.5x it at 12 and 16 rows, behind it at 8 and fewer (8000 x 512, one thread, AVX2
 // held on a Zen 5: ATTN_ISA=avx2).
 // Details: docs/performance.md.
-// Runs where active_isa() is avx2 (kernels/cpu.h; f32_panels_available()): not measured on
-// AVX-512 CPUs, where oneDNN has wider kernels.
+// On AVX-512 (one vector a panel row, tiles of up to 12 rows against one panel, each thread's
+// panels read as one stream) the dispatch table gives the panels the products of 2-8 rows of a W
+// of 512 x 512 and more: there, with W read from memory, they ran 1.1-1.9x oneDNN's matmul on its
+// packed W (the base model's shapes, 2 threads, Zen 5); from 16 rows on, or with W in the cache,
+// oneDNN is ahead. Runs where f32_panels_available() (AVX2 + FMA or AVX-512, kernels/cpu.h).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace attn {
 
@@ -38,6 +42,8 @@ struct F32Panels {
 
 // W [n, k] with row stride ldw, packed.
 F32Panels pack_f32_panels(const float* w, int64_t n, int64_t k, int64_t ldw);
+// The packed W back as [n, k], row-major.
+std::vector<float> unpack_f32_panels(const F32Panels& p);
 
 // y = x W^T + beta y (beta 0: y is not read); x [m, k] with row stride ldx, y [m, n] with ldy.
 // With a bias [n] (beta must be 0), y = x W^T + bias: the bits of y holding the bias with beta 1.
