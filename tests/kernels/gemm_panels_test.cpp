@@ -26,6 +26,19 @@ std::vector<float> values(int64_t count, uint64_t seed) {
   return v;
 }
 
+// sum_p a_p b_p in double, and sum_p |a_p b_p| (the rounding bound's scale).
+struct Dot {
+  double sum = 0.0, magnitude = 0.0;
+};
+Dot dot(const float* a, const float* b, int64_t k) {
+  Dot d;
+  for (int64_t p = 0; p < k; ++p) {
+    d.sum += static_cast<double>(a[p]) * b[p];
+    d.magnitude += std::fabs(static_cast<double>(a[p]) * b[p]);
+  }
+  return d;
+}
+
 // y = x W^T + beta y0 by gemm_f32_panels, each output within the bound of a sequential f32 sum
 // of k + 1 terms, (k + 2) u (sum_p |x_ip W_jp| + |beta y0_ij|), of the double reference.
 void expect_matches(int64_t m, int64_t n, int64_t k, float beta, int64_t pad) {
@@ -35,11 +48,7 @@ void expect_matches(int64_t m, int64_t n, int64_t k, float beta, int64_t pad) {
   gemm_f32_panels(m, x.data(), ldx, pack_f32_panels(w.data(), n, k, k), beta, y.data(), ldy);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
-      double sum = 0.0, magnitude = 0.0;
-      for (int64_t p = 0; p < k; ++p) {
-        sum += static_cast<double>(x[i * ldx + p]) * w[j * k + p];
-        magnitude += std::fabs(static_cast<double>(x[i * ldx + p]) * w[j * k + p]);
-      }
+      const auto [sum, magnitude] = dot(&x[i * ldx], &w[j * k], k);
       const double old = beta == 0.0f ? 0.0 : static_cast<double>(beta) * y0[i * ldy + j];
       const double tol = (k + 2) * 0x1p-24 * (magnitude + std::fabs(old));
       ASSERT_NEAR(y[i * ldy + j], sum + old, tol) << "m=" << m << " n=" << n << " k=" << k << " beta=" << beta
@@ -109,11 +118,8 @@ void expect_packed_matches(int64_t m, int64_t n, int64_t k, float beta, bool wit
   gemm_packed(g, *packed);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
-      double sum = with_bias ? bias[j] : 0.0, magnitude = std::fabs(sum);
-      for (int64_t p = 0; p < k; ++p) {
-        sum += static_cast<double>(x[i * ldx + p]) * w[j * ldw + p];
-        magnitude += std::fabs(static_cast<double>(x[i * ldx + p]) * w[j * ldw + p]);
-      }
+      const Dot d = dot(&x[i * ldx], &w[j * ldw], k);
+      const double b = with_bias ? bias[j] : 0.0, sum = d.sum + b, magnitude = d.magnitude + std::fabs(b);
       const double old = beta == 0.0f ? 0.0 : static_cast<double>(beta) * y0[i * ldy + j];
       const double tol = (k + 3) * 0x1p-24 * (magnitude + std::fabs(old));
       ASSERT_NEAR(y[i * ldy + j], sum + old, tol)
@@ -142,7 +148,7 @@ TEST(GemmPackedF32, MatchesReference) {
 // 2-8 rows of a W of 512 x 512 and more, oneDNN's from 9), from two threads at once: each product
 // right, the second layout made once, from the first.
 TEST(GemmPackedF32, OneWeightAtEveryRowCount) {
-  for (const auto [n, k] : {std::pair<int64_t, int64_t>{70, 300}, {520, 512}}) {
+  for (const auto& [n, k] : {std::pair<int64_t, int64_t>{70, 300}, {520, 512}}) {
     const std::vector<float> w = values(n * k, 11);
     const auto packed = pack_weight(Precision::fp32, w.data(), n, k, k);
     const int64_t first = packed_weight_bytes(*packed);
@@ -152,11 +158,7 @@ TEST(GemmPackedF32, OneWeightAtEveryRowCount) {
       gemm_packed({m, x.data(), k, 0.0f, y.data(), n}, *packed);
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
-          double sum = 0.0, magnitude = 0.0;
-          for (int64_t p = 0; p < k; ++p) {
-            sum += static_cast<double>(x[i * k + p]) * w[j * k + p];
-            magnitude += std::fabs(static_cast<double>(x[i * k + p]) * w[j * k + p]);
-          }
+          const auto [sum, magnitude] = dot(&x[i * k], &w[j * k], k);
           ASSERT_NEAR(y[i * n + j], sum, (k + 3) * 0x1p-24 * magnitude) << "m=" << m << " at " << i << ", " << j;
         }
     };
@@ -171,7 +173,9 @@ TEST(GemmPackedF32, OneWeightAtEveryRowCount) {
     }
     const int64_t second = packed_weight_bytes(*packed);
     for (int64_t m : {1, 2, 3, 5, 8, 9, 33, 64, 4}) run(m, a);
-    if (both) EXPECT_GT(second, first) << "n=" << n << ": the second layout";
+    if (both) {
+      EXPECT_GT(second, first) << "n=" << n << ": the second layout";
+    }
     EXPECT_EQ(packed_weight_bytes(*packed), second) << "n=" << n << ": nothing made twice";
   }
 }

@@ -3,6 +3,7 @@
 // these products on AVX-512 CPUs.)
 #include <algorithm>
 
+#include "../gemm_panels_impl.h"
 #include "../kernel_table.h"
 #include "../simd_avx2.h"
 
@@ -71,25 +72,7 @@ int tile_rows(int64_t left) {
 // Panels [p0, p1) for all m rows.
 void run_panels(int64_t m, const float* x, int64_t ldx, const F32Panels& w, float beta, float* y, int64_t ldy,
                 const float* bias, int64_t p0, int64_t p1) {
-  alignas(64) float out[kTileRows * kPanelWidth];
-  for (int64_t p = p0; p < p1; ++p) {
-    const float* panel = w.data.get() + p * w.k * kPanelWidth;
-    const int64_t j0 = p * kPanelWidth, cols = std::min(kPanelWidth, w.n - j0);
-    for (int64_t r0 = 0; r0 < m;) {
-      const int rows = tile_rows(m - r0);
-      for (int64_t k0 = 0; k0 < w.k; k0 += kPanelDepth)
-        run_tile(rows, x + r0 * ldx + k0, ldx, panel + k0 * kPanelWidth, std::min(kPanelDepth, w.k - k0), out, k0 > 0);
-      for (int r = 0; r < rows; ++r) {
-        float* yr = y + (r0 + r) * ldy + j0;
-        const float* o = out + r * kPanelWidth;
-        if (bias)
-          for (int64_t j = 0; j < cols; ++j) yr[j] = o[j] + bias[j0 + j];
-        else
-          for (int64_t j = 0; j < cols; ++j) yr[j] = beta == 0.0f ? o[j] : o[j] + beta * yr[j];
-      }
-      r0 += rows;
-    }
-  }
+  run_panels_with<kTileRows>(run_tile, tile_rows, m, x, ldx, w, beta, y, ldy, bias, p0, p1);
 }
 
 }  // namespace
