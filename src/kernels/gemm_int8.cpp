@@ -166,13 +166,13 @@ PackedPrimitive create_primitive(const PrimitiveShape& s) {
 }
 
 // Whether an fp32 W [n, k] is packed into panels first (else into oneDNN's layout): where the
-// dispatch table runs a beam's products on the panels (AVX-512, a large W), or oneDNN never runs
-// a packed product (AVX2).
+// dispatch table runs a beam's products on the panels (AVX-512, a large W), or the panels run and
+// oneDNN never gets a packed product (AVX2). Without the panels (no AVX2), oneDNN's layout.
 bool f32_panels_first(int64_t n, int64_t k) {
   if (frozen_weight_kernel(Precision::fp32, 4, n, k) == Kernel::f32_panels) return true;
   for (int64_t m : {2, 16, 64, 512})
     if (frozen_weight_kernel(Precision::fp32, m, n, k) == Kernel::onednn_f32) return false;
-  return true;
+  return f32_panels_available();
 }
 
 // fp32 where oneDNN runs the batches: W reordered into the layout oneDNN's f32 matmul asks for
