@@ -1,7 +1,8 @@
 // fp32 weights packed once for inference: gemm_f32_panels (include/attn/kernels/gemm_panels.h,
 // AVX2 and AVX-512) against a double-precision reference; and pack_weight(Precision::fp32) on every
-// CPU (panels on AVX2; oneDNN's own layout on AVX-512, the panels made from it for 4-8 rows)
-// through gemm_packed and linear().
+// CPU (panels on AVX2; on AVX-512 panels and oneDNN's own layout, one made from the other as the
+// dispatch table's rows ask: panels for 2-8 rows of a W of 512 x 512 and more) through gemm_packed
+// and linear().
 #include <gtest/gtest.h>
 
 #include <algorithm>
