@@ -7,7 +7,7 @@ comparison; bench/equal_budget.py runs both sides and scores them with the same 
   OMP_WAIT_POLICY=passive /usr/bin/python3 bench/torch_translation_twin.py --out runs/twin \\
       --spm runs/init/spm.model --init runs/init/ref --attn build/attn --max-cpu-minutes 15 --threads 2
 
-What is the same as attn's recipe (apps/attn/train_config.cpp, include/attn/train/translation_trainer.h):
+What is the same as attn's recipe (src/train/run_config.cpp, include/attn/train/translation_trainer.h):
 - Data: the same SentencePiece model and ids (--spm, through Debian's python3-sentencepiece, the
   library attn links); the same pairs kept (empty or longer than 128 tokens skipped); the same
   batches of at most 2,048 padded tokens a side, bucketed by length and shuffled with attn's own

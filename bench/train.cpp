@@ -29,7 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "args.h"
+#include "attn/runtime.h"
+#include "bench_args.h"
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/precision.h"
@@ -55,19 +56,19 @@ struct Options {
 // Returns false when --help was asked for.
 bool parse(int argc, char** argv, Options& o) {
   CLI::App a{"Training throughput of the translation Transformer on random ids.", "bench_train"};
-  cli::describe(a, "bench_train --config base --threads 2 --precision fp32,bf16");
+  bench::describe(a, "bench_train --config base --threads 2 --precision fp32,bf16");
   std::string precision = "fp32";
   int batch = static_cast<int>(o.batch), len = static_cast<int>(o.len);
-  cli::add_text(a, "--config", o.config, "base or small");
-  cli::add_threads(a, o.threads, std::to_string(o.threads));
-  cli::add_batch(a, batch, "sentences a step");
-  cli::add_int(a, "--len", len, 1, 1 << 16, "source and target tokens a sentence");
-  cli::add_int(a, "--steps", o.steps, 1, 1 << 20, "timed steps");
-  cli::add_int(a, "--warmup", o.warmup, 0, 1 << 20, "untimed steps first");
-  cli::add_text(a, "--precision", precision, "comma-separated list: fp32, bf16 (interleaved steps)");
+  a.add_option("--config", o.config, "base or small");
+  a.add_option("--threads", o.threads, "threads for the matrix products and attn\'s loops")->check(CLI::Range(1, kMaxThreads));
+  a.add_option("--batch", batch, "sentences a step")->check(CLI::Range(1, 65536));
+  a.add_option("--len", len, "source and target tokens a sentence")->check(CLI::Range(1, 1 << 16));
+  a.add_option("--steps", o.steps, "timed steps")->check(CLI::Range(1, 1 << 20));
+  a.add_option("--warmup", o.warmup, "untimed steps first")->check(CLI::Range(0, 1 << 20));
+  a.add_option("--precision", precision, "comma-separated list: fp32, bf16 (interleaved steps)");
   a.add_flag("--peak", o.peak, "also measure the fp32 GEMM peak (before and after the steps; their mean)");
   a.add_flag("--peak-only", o.peak_only, "only measure the fp32 GEMM peak");
-  if (!cli::parse(a, argc, argv)) return false;
+  if (!bench::parse(a, argc, argv)) return false;
   o.batch = batch, o.len = len;
   o.precisions = parse_precision_list(precision, "bench_train --precision");
   o.peak = o.peak || o.peak_only;

@@ -32,7 +32,8 @@
 #include "attn/decode/id_lines.h"
 #include "attn/decode/search.h"
 #include "attn/decode/stream.h"
-#include "args.h"
+#include "attn/runtime.h"
+#include "bench_args.h"
 #include "attn/error.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/precision.h"
@@ -57,21 +58,21 @@ struct Options {
 // Returns false when --help was asked for.
 bool parse(int argc, char** argv, Options& o) {
   CLI::App a{"Translation throughput: output tokens/s of greedy or beam search over source ids.", "bench_translate"};
-  cli::describe(a, "bench_translate --model runs/base --src newstest.ids --beam 4 --batch 32");
+  bench::describe(a, "bench_translate --model runs/base --src newstest.ids --beam 4 --batch 32");
   std::string precision = "fp32";
   int batch = static_cast<int>(o.batch);
-  cli::add_text(a, "--model", o.model, "model directory (attn's or torch_ref.py's weights.npz)");
-  cli::add_text(a, "--src", o.src, "source ids, one sentence a line");
-  cli::add_text(a, "--out", o.out, "write the best hypothesis of each sentence as ids");
-  cli::add_beam(a, o.beam);
-  cli::add_batch(a, batch, "sentences at a time");
-  cli::add_int(a, "--max-len", o.max_len, 0, 1 << 20, "longest output (0: source length + 50, as attn translate)");
-  cli::add_real(a, "--alpha", o.alpha, 0, 100, "length penalty");
-  cli::add_threads(a, o.threads, std::to_string(o.threads));
-  cli::add_int(a, "--repeat", o.repeat, 1, 1 << 20, "runs; the best is reported");
-  cli::add_text(a, "--precision", precision, "comma-separated list: fp32, bf16, int8 (interleaved)");
+  a.add_option("--model", o.model, "model directory (attn's or torch_ref.py's weights.npz)");
+  a.add_option("--src", o.src, "source ids, one sentence a line");
+  a.add_option("--out", o.out, "write the best hypothesis of each sentence as ids");
+  a.add_option("--beam", o.beam, "beam size K (1: greedy)")->check(CLI::Range(1, 1024));
+  a.add_option("--batch", batch, "sentences at a time")->check(CLI::Range(1, 65536));
+  a.add_option("--max-len", o.max_len, "longest output (0: source length + 50, as attn translate)")->check(CLI::Range(0, 1 << 20));
+  a.add_option("--alpha", o.alpha, "length penalty")->check(CLI::Range(0, 100));
+  a.add_option("--threads", o.threads, "threads for the matrix products and attn\'s loops")->check(CLI::Range(1, kMaxThreads));
+  a.add_option("--repeat", o.repeat, "runs; the best is reported")->check(CLI::Range(1, 1 << 20));
+  a.add_option("--precision", precision, "comma-separated list: fp32, bf16, int8 (interleaved)");
   a.add_flag("--stream", o.stream, "continuous batching: --batch sentences in flight, each finished one replaced");
-  if (!cli::parse(a, argc, argv)) return false;
+  if (!bench::parse(a, argc, argv)) return false;
   o.batch = static_cast<size_t>(batch);
   o.precisions = parse_precision_list(precision, "bench_translate --precision");
   check(!o.model.empty() && !o.src.empty(), "bench_translate: --model and --src are needed");

@@ -66,29 +66,31 @@ std::unique_ptr<serve::ServedModel> served(const std::string& name) {
 std::vector<std::unique_ptr<serve::ServedModel>> tiny_models() {
   std::vector<std::unique_ptr<serve::ServedModel>> models;
   auto text = served("en-de");
-  text->tokenizer.emplace(data::Tokenizer::from_serialized(
-      io::read_file(std::string(ATTN_FUZZ_DIR) + "/corpus/sentencepiece/unigram120.model"), "unigram120.model"));
+  data::Tokenizer tokenizer = data::Tokenizer::from_serialized(
+      io::read_file(std::string(ATTN_FUZZ_DIR) + "/corpus/sentencepiece/unigram120.model"), "unigram120.model");
   TransformerConfig t;
-  t.src_vocab = t.tgt_vocab = text->tokenizer->vocab_size();
+  t.src_vocab = t.tgt_vocab = tokenizer.vocab_size();
   t.d_model = 8, t.heads = 2, t.encoder_layers = t.decoder_layers = 1, t.d_ff = 16, t.max_len = 16;
-  text->seq2seq.emplace(make_seq2seq(t, 1));
+  std::vector<Seq2Seq> transformer = {make_seq2seq(t, 1)};
+  prepare(transformer.front(), Precision::fp32, Use::inference);
+  text->translator.emplace(std::move(transformer), std::make_shared<const data::Tokenizer>(std::move(tokenizer)),
+                          std::vector<std::string>{"en-de"});
   models.push_back(std::move(text));
   auto ids = served("ids");
   RnnConfig r;
   r.src_vocab = r.tgt_vocab = 40;
   r.d_model = 8, r.max_len = 16;
-  ids->seq2seq.emplace(make_seq2seq(r, 2));
+  std::vector<Seq2Seq> rnn = {make_seq2seq(r, 2)};
+  prepare(rnn.front(), Precision::fp32, Use::inference);
+  ids->translator.emplace(std::move(rnn), nullptr, std::vector<std::string>{"ids"});
   models.push_back(std::move(ids));
   auto cls = served("cls");
   ClassifierConfig c;
   c.vocab = 30, c.classes = 3, c.pad_size = 16, c.d_model = 8, c.heads = 2, c.layers = 1, c.d_ff = 16;
   c.pooling = Pooling::mean;
   cls->classifier.emplace(ClassifierModel{make_classifier(c, 3), data::build_vocab({"the cat sat on a mat"}, {}), {"a", "b", "c"}});
+  prepare(cls->classifier->model, Precision::fp32, Use::inference);
   models.push_back(std::move(cls));
-  for (auto& m : models) {
-    if (m->seq2seq) prepare(*m->seq2seq, Precision::fp32, Use::inference);
-    else prepare(m->classifier->model, Precision::fp32, Use::inference);
-  }
   return models;
 }
 

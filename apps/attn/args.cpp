@@ -11,6 +11,7 @@
 #include "attn/models/model_dir.h"
 #include "attn/models/stored_precision.h"
 #include "attn/runtime.h"
+#include "attn/translate/translator.h"
 
 namespace attn::cli {
 namespace {
@@ -22,16 +23,6 @@ std::string range_text(double min, double max) {
 }
 
 }  // namespace
-
-int64_t parse_whole(const std::string& what, const std::string& text, int64_t min, int64_t max) {
-  int64_t x = 0;
-  const char* end = text.data() + text.size();
-  const char* start = text.data() + (text.size() > 1 && text[0] == '+');
-  auto [ptr, ec] = std::from_chars(start, end, x);
-  check(!text.empty() && ec == std::errc() && ptr == end && x >= min && x <= max, what,
-        " needs a whole number in ", min, " .. ", max, ", got '", text, "'");
-  return x;
-}
 
 void describe(CLI::App& app, const std::string& example) {
   app.footer("example:\n  " + example);
@@ -112,50 +103,12 @@ CLI::Option* add_precision(CLI::App& app, std::string& name) {
 
 Precision model_precision(const std::string& flag, const std::string& model_dir) {
   if (!flag.empty()) return parse_precision(flag, "--precision");
-  const std::string path = model_dir + "/config.json";
-  return stored_precision(read_json_file(path), path);
+  return attn::model_precision(std::nullopt, model_dir);
 }
 
 CLI::Option* add_batch(CLI::App& app, int& n, const std::string& help) { return add_int(app, "--batch", n, 1, 65536, help); }
 
-std::vector<double> parse_weights(const std::string& text, size_t models, const std::string& flag) {
-  std::vector<double> weights;
-  if (text.empty()) return weights;
-  std::stringstream s(text);
-  for (std::string item; std::getline(s, item, ',');) {
-    char* end = nullptr;
-    double w = std::strtod(item.c_str(), &end);
-    check(!item.empty() && end == item.c_str() + item.size() && std::isfinite(w), flag, ": '", item,
-          "' is not a number (in '", text, "')");
-    weights.push_back(w);
-  }
-  check(weights.size() == models, flag, " gives ", weights.size(), " weights for ", models, " models ('", text, "')");
-  return weights;
-}
-
 CLI::Option* add_beam(CLI::App& app, int& k) { return add_int(app, "--beam", k, 1, 1024, "beam size K (1: greedy)"); }
 
-
-std::vector<Seq2Seq> load_inference_models(const std::vector<std::string>& dirs, bool ids,
-                                           const std::string& precision, std::optional<TranslationModel>& text) {
-  std::vector<Seq2Seq> models;
-  models.reserve(dirs.size());
-  for (const std::string& dir : dirs) {
-    if (ids) {
-      models.push_back(load_seq2seq(dir));
-    } else {
-      TranslationModel tm = load_translation_model(dir);
-      models.push_back(tm.model);
-      if (text)
-        check(tm.tokenizer.serialized() == text->tokenizer.serialized(), "--model ", dir,
-              ": its tokenizer differs from the first model's (", dirs.front(), "): an ensemble reads and "
-              "writes one vocabulary");
-      else
-        text.emplace(std::move(tm));
-    }
-    prepare(models.back(), model_precision(precision, dir), Use::inference);  // weights converted once
-  }
-  return models;
-}
 
 }  // namespace attn::cli

@@ -5,15 +5,14 @@
 // 4294967297 for an int flag is an error naming the flag, never a truncated or wrapped value.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
-#include "attn/decode/text.h"
 #include "attn/kernels/precision.h"
 #include "attn/models/seq2seq.h"
+#include "attn/translate/options.h"  // parse_whole, parse_weights
 
 namespace attn::cli {
 
@@ -46,22 +45,9 @@ CLI::Option* add_precision(CLI::App& app, std::string& name);
 // (attn convert's files), fp32 for a model that records none.
 Precision model_precision(const std::string& flag, const std::string& model_dir);
 
-// Every --model of `dirs`, loaded and prepared for inference in its precision (model_precision);
-// in text mode (`ids` false) `text` gets the first one's tokenizer, and the others' must equal it:
-// an ensemble reads and writes one vocabulary. translate and score (and the Python module) load so.
-std::vector<Seq2Seq> load_inference_models(const std::vector<std::string>& dirs, bool ids,
-                                           const std::string& precision, std::optional<TranslationModel>& text);
 // --batch N: sentences or texts computed together, 1 .. 65536.
 CLI::Option* add_batch(CLI::App& app, int& n, const std::string& help);
 // --beam K: the beam size, 1 (greedy) .. 1024.
 CLI::Option* add_beam(CLI::App& app, int& k);
-
-// An ensemble's weights, "0.6,0.4" -> {0.6, 0.4}: one finite number per model ({} for ""); an
-// error naming `flag` otherwise.
-std::vector<double> parse_weights(const std::string& text, size_t models, const std::string& flag);
-
-// Whole number parsing shared with the config keys: decimal digits with an optional sign, in
-// [min, max], else an attn::Error naming `what`.
-int64_t parse_whole(const std::string& what, const std::string& text, int64_t min, int64_t max);
 
 }  // namespace attn::cli

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "args.h"
-#include "classify.h"
+#include "attn/classify/classify.h"
 #include "attn/data/text_file.h"
 #include "attn/error.h"
 #include "attn/kernels/precision.h"
@@ -18,32 +18,6 @@
 #include "attn/runtime.h"
 
 namespace attn::cli {
-
-std::vector<int64_t> top_classes(const float* row, int64_t classes, int64_t k) {
-  std::vector<int64_t> order(static_cast<size_t>(classes));
-  std::iota(order.begin(), order.end(), 0);
-  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) { return row[a] > row[b]; });
-  order.resize(static_cast<size_t>(k));
-  return order;
-}
-
-std::vector<std::vector<std::pair<int64_t, float>>> classify_texts(const ClassifierModel& m,
-                                                                   const std::vector<std::string>& texts, int64_t k) {
-  std::vector<std::string> sentences;
-  for (const std::string& t : texts)
-    if (!data::is_blank(t)) sentences.push_back(t);
-  Tensor p = sentences.empty() ? Tensor() : classifier_probabilities(m.model, encode_texts(m, sentences));
-  const int64_t C = static_cast<int64_t>(m.labels.size());
-  const float* prob = sentences.empty() ? nullptr : p.data<float>();
-  std::vector<std::vector<std::pair<int64_t, float>>> out(texts.size());
-  int64_t next = 0;
-  for (size_t i = 0; i < texts.size(); ++i) {
-    if (data::is_blank(texts[i])) continue;
-    const float* row = prob + next++ * C;
-    for (int64_t c : top_classes(row, C, k)) out[i].emplace_back(c, row[c]);
-  }
-  return out;
-}
 
 namespace {
 
@@ -70,7 +44,7 @@ int run_classify(int argc, char** argv) {
   std::string model, precision_flag;
   int top_k = 1, batch = 256, threads = 2;
   add_model(args, model, "classifier directory (attn train with task classification)");
-  add_int(args, "--top-k", top_k, 1, 1 << 20, "print the K most probable labels (at most the model's labels)");
+  add_int(args, "--top-k", top_k, 1, kMaxTopK, "print the K most probable labels (at most the model's labels)");
   add_batch(args, batch, "texts per forward pass");
   add_threads(args, threads, "2");
   add_precision(args, precision_flag);

@@ -3,8 +3,6 @@
 //   attn score --model M --ids --src source.ids --tgt target.ids [--batch 32] [--precision fp32|bf16|int8]
 //   attn score --model M --src source.txt --tgt target.txt        (text: the model's SentencePiece model)
 //   attn score --model A --model B [--weights 0.6,0.4] ...         (an ensemble: sum_m w_m score_m)
-#include "score.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -24,6 +22,7 @@
 #include "attn/models/model_dir.h"
 #include "attn/models/seq2seq.h"
 #include "attn/runtime.h"
+#include "attn/translate/translator.h"
 
 namespace attn::cli {
 namespace {
@@ -44,36 +43,6 @@ std::vector<std::vector<int32_t>> read_id_file(const std::string& path, int64_t 
 }
 
 }  // namespace
-
-std::vector<std::vector<int32_t>> encode_score_lines(const std::vector<std::string>& texts, const std::string& name,
-                                                     const data::Tokenizer& tokenizer, int32_t eos) {
-  std::vector<std::vector<int32_t>> lines;
-  for (const std::string& text : texts) {
-    // A blank source holds no sentence to condition on (a blank target is scored: eos alone).
-    check(eos < 0 || !data::is_blank(text), name, ":", lines.size() + 1, ": blank source line, nothing to condition on");
-    lines.push_back(tokenizer.encode(text));
-    if (eos >= 0) lines.back().push_back(eos);
-  }
-  return lines;
-}
-
-std::vector<double> score_pairs(const Seq2Seq& model, const std::vector<EnsembleMember>& members, bool alone,
-                                const std::vector<std::vector<int32_t>>& sources,
-                                const std::vector<std::vector<int32_t>>& targets, int batch) {
-  std::vector<size_t> lengths;
-  for (size_t i = 0; i < sources.size(); ++i) lengths.push_back(sources[i].size() + targets[i].size());
-  std::vector<double> totals(sources.size());
-  for (const auto& group : length_sorted_batches(lengths, static_cast<size_t>(batch))) {
-    std::vector<std::vector<int32_t>> src, tgt;
-    for (size_t i : group) {
-      src.push_back(sources[i]);
-      tgt.push_back(targets[i]);
-    }
-    std::vector<double> out = alone ? score_translations(model, src, tgt) : score_translations(members, src, tgt);
-    for (size_t j = 0; j < group.size(); ++j) totals[group[j]] = out[j];
-  }
-  return totals;
-}
 
 int run_score(int argc, char** argv) {
   CLI::App args{"Prints, a line per sentence pair, the total log-probability of the target given the\n"
@@ -101,21 +70,22 @@ int run_score(int argc, char** argv) {
   if (!parse(args, argc, argv)) return 0;
   if (threads_given->count()) set_threads(threads);
 
-  std::optional<TranslationModel> text_model;
-  std::vector<Seq2Seq> models = load_inference_models(model_dirs, ids, precision_flag, text_model);
-  std::vector<const Seq2Seq*> pointers;
-  for (const Seq2Seq& m : models) pointers.push_back(&m);
-  const std::vector<EnsembleMember> members =
-      make_ensemble(pointers, parse_weights(weights_flag, models.size(), "--weights"));
-  Seq2SeqCommon config = models.front().common();
-  for (const Seq2Seq& m : models) {  // ids every model can read
+  TranslatorOptions to;
+  to.models = model_dirs;
+  if (!precision_flag.empty()) to.precision = parse_precision(precision_flag, "--precision");
+  to.vocabulary = ids ? Vocabulary::ids : Vocabulary::text;
+  to.weights = parse_weights(weights_flag, model_dirs.size(), "--weights");
+  const Translator translator(to);
+  const data::Tokenizer* tokenizer = translator.tokenizer();
+  Seq2SeqCommon config = translator.config();
+  for (const Seq2Seq& m : translator.models()) {  // ids every model can read
     config.src_vocab = std::min(config.src_vocab, m.common().src_vocab);
     config.max_len = std::min(config.max_len, m.common().max_len);
   }
-  auto sources = text_model ? encode_score_lines(data::read_lines(src_path), src_path, text_model->tokenizer, config.eos_id)
-                            : read_id_file(src_path, config.src_vocab, config.max_len);
-  auto targets = text_model ? encode_score_lines(data::read_lines(tgt_path), tgt_path, text_model->tokenizer, -1)
-                            : read_id_file(tgt_path, config.tgt_vocab, config.max_len - 1);  // bos goes first
+  auto sources = tokenizer ? encode_score_lines(data::read_lines(src_path), src_path, *tokenizer, config.eos_id)
+                           : read_id_file(src_path, config.src_vocab, config.max_len);
+  auto targets = tokenizer ? encode_score_lines(data::read_lines(tgt_path), tgt_path, *tokenizer, -1)
+                           : read_id_file(tgt_path, config.tgt_vocab, config.max_len - 1);  // bos goes first
   check(sources.size() == targets.size(), "line counts differ: --src ", src_path, " has ",
         sources.size(), " lines, --tgt ", tgt_path, " has ", targets.size());
   for (size_t i = 0; i < sources.size(); ++i) {
@@ -124,8 +94,7 @@ int run_score(int argc, char** argv) {
     check(!all_pad, src_path, ":", i + 1, ": empty source line, or only padding ids ",
           config.pad_id, " (nothing to condition on)");
   }
-  const bool alone = weights_flag.empty() && models.size() == 1;
-  for (double t : score_pairs(models.front(), members, alone, sources, targets, batch)) std::printf("%.6f\n", t);
+  for (double t : translator.score(sources, targets, batch)) std::printf("%.6f\n", t);
   return 0;
 }
 

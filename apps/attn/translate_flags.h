@@ -1,60 +1,39 @@
-// The options of attn translate as its command line gives them, and the models they name: parsed
-// and loaded here for the binary and for the Python module (python/src/translator.cpp), which
-// passes its keyword arguments through the same parser, so both decode alike and fail alike.
+// attn translate's command line: the flags of its own (models, files, formats) and every option of
+// translate/options.h's table as a flag, parsed into the library's typed TranslateOptions.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "attn/decode/search.h"
-#include "attn/decode/shortlist.h"
-#include "attn/decode/text.h"
-#include "attn/models/seq2seq.h"
-#include "translate_output.h"
-#include "translate_run.h"
+#include <CLI/CLI.hpp>
+
+#include "attn/translate/options.h"
+#include "attn/translate/translator.h"
 
 namespace attn::cli {
 
-// The command line of attn translate.
 struct TranslateFlags {
   std::vector<std::string> models;
-  std::string weights, precision, on_long = "split", seed = "0";
+  std::string weights, precision;
   bool ids = false;
-  int threads = 0, batch = 32, batch_tokens = 0;  // threads 0: all cores
-  SearchOptions search;
-  OutputOptions output;
+  int threads = 0;  // 0: all cores
+  bool jsonl = false;  // --output-format jsonl
   std::string input, output_path, prefix, shortlist;
+  TranslateOptions options;
 };
 
-// attn translate's options under CTranslate2's keyword names, as the Python module takes them
-// (attn.Translator) and attn serve's JSON body: each name, the flag it stands for, and the JSON
-// type of its value. Both pass the values through parse_translate_flags, so they are checked
-// exactly as the command line's.
-struct OptionName {
-  enum class Type { whole, real, text };
-  std::string name, flag;
-  Type type;
-};
-const std::vector<OptionName>& translate_option_names();
+// attn translate's flag for an option ("--beam"), the name its messages give it.
+std::string flag_name(const OptionField& f);
+
+// Every option of the table that the command line takes, as a flag of `app` whose value `b` sets
+// (checked by the library as it is set).
+void add_option_flags(CLI::App& app, TranslateOptionsBuilder& b);
 
 // Parses and checks argv (argv[0]: the command's name). False when --help was asked for; a bad
 // flag or combination throws attn::Error naming it.
 bool parse_translate_flags(int argc, char** argv, TranslateFlags& f);
 
-// Every --model, prepared for inference at --precision; in text mode the first one's tokenizer
-// (the others' must be the same).
-struct TranslateModels {
-  std::vector<Seq2Seq> models;
-  std::optional<TranslationModel> text;  // empty with --ids
-  std::optional<Shortlist> shortlist;     // --shortlist
-};
-TranslateModels load_translate_models(const TranslateFlags& f);
-
-// --max-len must fit in the model's positions (`dir`: the model, named in the message).
-void check_max_len(int max_len, const Seq2Seq& model, const std::string& dir);
-
-// The job of flags `f` over models `t` (which it points into and must outlive it).
-TranslateJob make_translate_job(const TranslateFlags& f, const TranslateModels& t);
+// The translator the flags name: --model(s), --weights, --precision, --ids, --shortlist.
+TranslatorOptions translator_options(const TranslateFlags& f);
 
 }  // namespace attn::cli

@@ -1,26 +1,23 @@
 #include "compute.h"
 
-#include "attend.h"
+#include "attn/attend/attend.h"
 #include "attn/autodiff/var.h"
+#include "attn/classify/classify.h"
 #include "attn/decode/score.h"
-#include "attn/decode/search.h"
 #include "attn/error.h"
-#include "classify.h"
-#include "translate_output.h"
-#include "translate_run.h"
 
 namespace attn::serve {
 namespace {
 
 // The attend document of sentence i over its best translation (the same search, run again).
 nlohmann::json attention_of(const ServedModel& m, const TranslateWork& w, size_t i) {
-  cli::AttendRequest r;
+  AttendRequest r;
   r.model = m.name;
   r.src = w.inputs[i];
   r.ids = !w.tokenized;
-  r.search = w.search;
+  r.search = w.options.search;
   r.search.n_best = 1;
-  return cli::translation_doc(*m.seq2seq, w.tokenized ? &*m.tokenizer : nullptr, r);
+  return translation_doc(m.seq2seq(), w.tokenized ? m.tokenizer() : nullptr, r);
 }
 
 }  // namespace
@@ -28,13 +25,10 @@ nlohmann::json attention_of(const ServedModel& m, const TranslateWork& w, size_t
 void answer_translations(const ServedModel& m, Job& job, const std::vector<std::vector<Hypothesis>>& found,
                          size_t first) {
   const TranslateWork& w = std::get<TranslateWork>(job.work);
-  const cli::LineOutput out{&*m.seq2seq, w.tokenized ? &*m.tokenizer : nullptr, w.output};
   nlohmann::json answer = nlohmann::json::array();
   for (size_t i = 0; i < w.lines.size(); ++i) {
-    const cli::Line& line = w.lines[i];
     // A sentence decoded in pieces has no alignment over the whole (as attn translate).
-    const std::vector<int32_t> source = line.pieces.size() == 1 ? line.pieces.front() : std::vector<int32_t>{};
-    answer.push_back(cli::line_json(out, line.number, source, found[first + i]));
+    answer.push_back(result_json(m.translator->result(w.lines[i], found[first + i], w.options, w.tokenized), w.options));
     if (w.attention) answer.back()["attention"] = attention_of(m, w, i);
   }
   job.finish({200, {{"model", m.name}, {"translations", std::move(answer)}}, ""});
@@ -42,24 +36,20 @@ void answer_translations(const ServedModel& m, Job& job, const std::vector<std::
 
 namespace {
 
-// Every job's sentences decoded together by attn translate's own translate_sources (sorted by
-// length into searches of `group`, each line's target prefix, sampling key and shortlist as the
-// CLI gives them),
-// then each sentence's JSON object as attn translate --output-format jsonl prints it.
+// Every job's sentences decoded together by the library's Translator::search, as attn translate
+// decodes a window (sorted by length into searches of `group`, each line's target prefix, sampling
+// key and shortlist as the CLI gives them), then each sentence's JSON object as attn translate
+// --output-format jsonl prints it.
 void translate_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& batch, size_t group) {
-  const TranslateWork& first = std::get<TranslateWork>(batch.front()->work);
-  const data::Tokenizer* tokenizer = first.tokenized ? &*m.tokenizer : nullptr;
-  cli::TranslateJob run;
-  run.out = {&*m.seq2seq, tokenizer, first.output};
-  run.search = first.search;
-  run.shortlist = first.shortlist ? &*m.shortlist : nullptr;
-  run.batch = group;
-  std::vector<cli::Line> lines;
+  TranslateOptions o = std::get<TranslateWork>(batch.front()->work).options;
+  o.batch = static_cast<int>(group);
+  o.batch_tokens = 0;
+  std::vector<SourceLine> lines;
   for (const auto& job : batch) {
     const TranslateWork& w = std::get<TranslateWork>(job->work);
     lines.insert(lines.end(), w.lines.begin(), w.lines.end());
   }
-  const std::vector<std::vector<Hypothesis>> found = cli::translate_sources(run, lines);
+  const std::vector<std::vector<Hypothesis>> found = m.translator->search(lines, o);
   size_t next = 0;
   for (const auto& job : batch) {
     answer_translations(m, *job, found, next);
@@ -74,7 +64,7 @@ void score_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& 
     sources.insert(sources.end(), w.sources.begin(), w.sources.end());
     targets.insert(targets.end(), w.targets.begin(), w.targets.end());
   }
-  const std::vector<double> scores = score_translations(*m.seq2seq, sources, targets);
+  const std::vector<double> scores = score_translations(m.seq2seq(), sources, targets);
   size_t next = 0;
   for (const auto& job : batch) {
     const size_t n = std::get<ScoreWork>(job->work).sources.size();
@@ -87,7 +77,7 @@ void score_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& 
 // Per text: the most probable label, its probability, the top_k and every class's probability.
 nlohmann::json class_json(const ClassifierModel& c, const float* row, int64_t top_k) {
   const int64_t classes = static_cast<int64_t>(c.labels.size());
-  const std::vector<int64_t> order = cli::top_classes(row, classes, std::min(top_k, classes));
+  const std::vector<int64_t> order = top_classes(row, classes, std::min(top_k, classes));
   nlohmann::json top = nlohmann::json::array(), all = nlohmann::json::object();
   for (int64_t k : order) top.push_back({{"label", c.labels[k]}, {"probability", row[k]}});
   for (int64_t k = 0; k < classes; ++k) all[c.labels[k]] = row[k];
@@ -120,10 +110,9 @@ void attention_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job
   for (const auto& job : batch) {
     const AttentionWork& w = std::get<AttentionWork>(job->work);
     try {
-      const nlohmann::json doc = m.classifier ? cli::classifier_doc(*m.classifier, w.request)
-                                              : cli::translation_doc(*m.seq2seq, m.tokenizer ? &*m.tokenizer : nullptr,
-                                                                     w.request);
-      if (w.html) job->finish({200, nullptr, cli::attend_html(doc)});
+      const nlohmann::json doc = m.classifier ? classifier_doc(*m.classifier, w.request)
+                                              : translation_doc(m.seq2seq(), m.tokenizer(), w.request);
+      if (w.html) job->finish({200, nullptr, attend_html(doc)});
       else job->finish({200, doc, ""});
     } catch (const Error& e) {
       job->finish({400, {{"error", e.what()}}, ""});

@@ -13,26 +13,24 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attend.h"
-#include "attn/decode/search.h"
-#include "translate_output.h"
-#include "translate_run.h"
+#include "attn/attend/attend.h"
+#include "attn/translate/options.h"
+#include "attn/translate/translator.h"
 
 namespace attn::serve {
 
 using Clock = std::chrono::steady_clock;
 
-// Translations: every sentence as attn translate reads an input line (translate_run.h: numbered
-// from 1 within its request, in the pieces that fit the model's positions, with its target
-// prefix), so that the CLI's translate_sources decodes it. `tokenized`: text in and out (else token
-// ids, `inputs` then holding them as "5 9 14"). attention: each translation with its attend
-// document. shortlist: decoded over the model's shortlist (attn serve --shortlist).
+// Translations: every sentence as the library's Translator reads a line (translate/translator.h:
+// numbered from 1 within its request, in the pieces that fit the model's positions, with its
+// target prefix), with the request's typed options (use_shortlist: decoded over the model's
+// shortlist, attn serve --shortlist). `tokenized`: text in and out (else token ids, `inputs` then
+// holding them as "5 9 14"). attention: each translation with its attend document.
 struct TranslateWork {
-  SearchOptions search;
-  cli::OutputOptions output;
-  bool tokenized = true, attention = false, shortlist = false;
+  TranslateOptions options;
+  bool tokenized = true, attention = false;
   std::vector<std::string> inputs;
-  std::vector<cli::Line> lines;
+  std::vector<SourceLine> lines;
 };
 
 // Log-probabilities of targets given sources (attn score).
@@ -48,7 +46,7 @@ struct ClassifyWork {
 
 // The attention weights of one sentence (attn attend): the JSON document or its HTML page.
 struct AttentionWork {
-  cli::AttendRequest request;
+  AttendRequest request;
   bool html = false;
 };
 

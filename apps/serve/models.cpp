@@ -1,7 +1,5 @@
 #include "models.h"
 
-#include "args.h"
-#include "attn/decode/text.h"
 #include "attn/error.h"
 #include "attn/models/model_dir.h"
 
@@ -28,7 +26,7 @@ ModelSpec parse_model_spec(const std::string& text) {
 
 std::string ServedModel::kind() const {
   if (classifier) return "classifier";
-  return seq2seq->kind() == ModelKind::rnn ? "rnn" : "transformer";
+  return seq2seq().kind() == ModelKind::rnn ? "rnn" : "transformer";
 }
 
 nlohmann::json ServedModel::describe() const {
@@ -38,9 +36,9 @@ nlohmann::json ServedModel::describe() const {
     j["labels"] = classifier->labels;
     return j;
   }
-  const Seq2SeqCommon c = seq2seq->common();
+  const Seq2SeqCommon c = seq2seq().common();
   j["task"] = "translation";
-  j["input"] = tokenizer ? "text" : "ids";  // a model without a tokenizer takes "ids" only
+  j["input"] = tokenizer() ? "text" : "ids";  // a model without a tokenizer takes "ids" only
   j["max_len"] = c.max_len;
   j["src_vocab"] = c.src_vocab;
   j["tgt_vocab"] = c.tgt_vocab;
@@ -51,21 +49,17 @@ std::unique_ptr<ServedModel> load_served_model(const ModelSpec& spec) {
   auto m = std::make_unique<ServedModel>();
   m->name = spec.name;
   m->dir = spec.dir;
-  m->precision = cli::model_precision(spec.precision, spec.dir);
+  m->precision = model_precision(spec.precision.empty() ? std::nullopt : std::optional<Precision>(parse_precision(spec.precision, "--model")), spec.dir);
   const nlohmann::json config = read_json_file(spec.dir + "/config.json");
   if (config.value("task", "") == "classification") {
     m->classifier.emplace(load_classifier(spec.dir));
     prepare(m->classifier->model, m->precision, Use::inference);  // weights converted once
     return m;
   }
-  if (config.contains("tokenizer")) {
-    TranslationModel tm = load_translation_model(spec.dir);
-    m->seq2seq.emplace(std::move(tm.model));
-    m->tokenizer.emplace(std::move(tm.tokenizer));
-  } else {
-    m->seq2seq.emplace(load_seq2seq(spec.dir));
-  }
-  prepare(*m->seq2seq, m->precision, Use::inference);
+  TranslatorOptions o;
+  o.models = {spec.dir};
+  o.precision = m->precision;
+  m->translator.emplace(o);
   return m;
 }
 
@@ -75,10 +69,9 @@ void load_served_shortlist(const std::string& text, const std::vector<std::uniqu
   const std::string name = text.substr(0, eq), file = text.substr(eq + 1);
   for (const auto& m : models) {
     if (m->name != name) continue;
-    check(m->seq2seq.has_value(), "--shortlist '", text, "': model '", name, "' is a classifier");
-    check(!m->shortlist.has_value(), "--shortlist: model '", name, "' is given two");
-    const Seq2SeqCommon c = m->seq2seq->common();
-    m->shortlist.emplace(load_shortlist(file, c.src_vocab, c.tgt_vocab));
+    check(m->translator.has_value(), "--shortlist '", text, "': model '", name, "' is a classifier");
+    check(m->translator->shortlist() == nullptr, "--shortlist: model '", name, "' is given two");
+    m->translator->load_shortlist(file);
     return;
   }
   fail("--shortlist '", text, "': no --model is named '", name, "'");

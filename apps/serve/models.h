@@ -20,6 +20,7 @@
 #include "attn/kernels/precision.h"
 #include "attn/models/classifier_dir.h"
 #include "attn/models/seq2seq.h"
+#include "attn/translate/translator.h"
 
 namespace attn::serve {
 
@@ -32,10 +33,13 @@ ModelSpec parse_model_spec(const std::string& text);
 struct ServedModel {
   std::string name, dir;
   Precision precision = Precision::fp32;
-  std::optional<Seq2Seq> seq2seq;              // a translation model (Transformer or RNN)
-  std::optional<data::Tokenizer> tokenizer;    // its SentencePiece model; none: token ids only
+  std::optional<Translator> translator;        // a translation model (Transformer or RNN), its tokenizer
+                                               // (none: token ids only) and --shortlist NAME=FILE
   std::optional<ClassifierModel> classifier;   // or a classifier
-  std::optional<Shortlist> shortlist;          // --shortlist NAME=FILE
+
+  const Seq2Seq& seq2seq() const { return translator->model(); }
+  // Its SentencePiece model; null: token ids only.
+  const data::Tokenizer* tokenizer() const { return translator ? translator->tokenizer() : nullptr; }
 
   // "transformer", "rnn" or "classifier".
   std::string kind() const;

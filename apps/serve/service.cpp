@@ -30,8 +30,8 @@ Service::Service(std::vector<std::unique_ptr<ServedModel>> models, const Service
     auto setup = [threads, model, rows] {
       if (threads > 0) set_threads(threads);  // OpenMP's thread count is per thread: set it here
       flush_denormals_everywhere();
-      if (model->seq2seq && std::holds_alternative<Transformer>(model->seq2seq->net))
-        warm_up(std::get<Transformer>(model->seq2seq->net), rows);
+      if (model->translator && std::holds_alternative<Transformer>(model->seq2seq().net))
+        warm_up(std::get<Transformer>(model->seq2seq().net), rows);
     };
     auto on_batch = [this, name = m->name, last_trim = Clock::now()](const BatchStats& s) mutable {
       const Clock::time_point now = Clock::now();
@@ -91,7 +91,7 @@ Outcome Service::translate(const nlohmann::json& body) {
   const ServedModel& m = model_for(body, Task::translation);
   auto job = std::make_shared<Job>();
   TranslateWork w = translate_work(body, m, options_.limits);
-  for (const cli::Line& line : w.lines) {
+  for (const SourceLine& line : w.lines) {
     job->sentences += line.pieces.size();
     for (const auto& piece : line.pieces) job->tokens += piece.size();
   }

@@ -12,11 +12,11 @@ std::vector<std::vector<int32_t>> token_rows(const nlohmann::json& body, const S
                                              const std::string& ids_key, int64_t vocab, bool add_eos,
                                              const RequestLimits& limits) {
   if (body.contains(ids_key)) return ids_field(body, ids_key, vocab, limits);
-  if (!m.tokenizer) throw HttpError(400, "model '" + m.name + "' has no tokenizer: send \"" + ids_key + "\"");
+  if (!m.tokenizer()) throw HttpError(400, "model '" + m.name + "' has no tokenizer: send \"" + ids_key + "\"");
   std::vector<std::vector<int32_t>> rows;
   for (const std::string& text : sentences_field(body, text_key, limits)) {
-    rows.push_back(m.tokenizer->encode(text));
-    if (add_eos) rows.back().push_back(m.seq2seq->common().eos_id);
+    rows.push_back(m.tokenizer()->encode(text));
+    if (add_eos) rows.back().push_back(m.seq2seq().common().eos_id);
   }
   return rows;
 }
@@ -25,7 +25,7 @@ std::vector<std::vector<int32_t>> token_rows(const nlohmann::json& body, const S
 
 Outcome Service::score(const nlohmann::json& body) {
   const ServedModel& m = model_for(body, Task::translation);
-  const Seq2SeqCommon c = m.seq2seq->common();
+  const Seq2SeqCommon c = m.seq2seq().common();
   ScoreWork w;
   w.sources = token_rows(body, m, "source", "source_ids", c.src_vocab, true, options_.limits);
   w.targets = token_rows(body, m, "target", "target_ids", c.tgt_vocab, false, options_.limits);
@@ -62,7 +62,7 @@ Outcome Service::classify(const nlohmann::json& body) {
 Outcome Service::attention(const nlohmann::json& body) {
   const ServedModel& m = model_for(body, Task::any);
   AttentionWork w;
-  cli::AttendRequest& r = w.request;
+  AttendRequest& r = w.request;
   r.model = m.name;
   const std::string format = string_field(body, "format", "json");
   if (format != "json" && format != "html") throw HttpError(400, "\"format\" must be \"json\" or \"html\"");
@@ -73,11 +73,11 @@ Outcome Service::attention(const nlohmann::json& body) {
   r.ids = body.contains("ids");
   if (r.ids && (m.classifier || !body["ids"].is_array()))
     throw HttpError(400, "\"ids\" is an array of token ids, for a translation model");
-  if (r.ids) r.src = format_ids(ids_field({{"ids", {body["ids"]}}}, "ids", m.seq2seq->common().src_vocab, options_.limits)[0]);
-  else if (!m.tokenizer && !m.classifier) throw HttpError(400, "model '" + m.name + "' has no tokenizer: send \"ids\"");
+  if (r.ids) r.src = format_ids(ids_field({{"ids", {body["ids"]}}}, "ids", m.seq2seq().common().src_vocab, options_.limits)[0]);
+  else if (!m.tokenizer() && !m.classifier) throw HttpError(400, "model '" + m.name + "' has no tokenizer: send \"ids\"");
   else r.src = sentences_field({{"text", string_field(body, "text", "", true)}}, "text", options_.limits)[0];
   if (body.contains("target_ids") && r.ids)
-    r.tgt = format_ids(ids_field({{"ids", {body["target_ids"]}}}, "ids", m.seq2seq->common().tgt_vocab, options_.limits)[0]);
+    r.tgt = format_ids(ids_field({{"ids", {body["target_ids"]}}}, "ids", m.seq2seq().common().tgt_vocab, options_.limits)[0]);
   else if (body.contains("target"))
     r.tgt = sentences_field({{"target", string_field(body, "target", "")}}, "target", options_.limits)[0];
   auto job = std::make_shared<Job>();

@@ -5,32 +5,33 @@
 #include "attn/autodiff/var.h"
 #include "attn/decode/stream.h"
 #include "compute.h"
-#include "translate_output.h"
 
 namespace attn::serve {
 namespace {
 
 class TranslationStream : public Stream {
  public:
-  explicit TranslationStream(const ServedModel& m) : m_(m), model_(std::get<Transformer>(m.seq2seq->net)) {}
+  explicit TranslationStream(const ServedModel& m) : m_(m), model_(std::get<Transformer>(m.seq2seq().net)) {}
 
   bool accepts(const Job& job) const override {
     const auto* w = std::get_if<TranslateWork>(&job.work);
-    if (w == nullptr || w->search.sampling.on || !w->search.use_cache || w->shortlist || w->attention) return false;
+    if (w == nullptr || w->options.search.sampling.on || !w->options.search.use_cache || w->options.use_shortlist ||
+        w->attention)
+      return false;
     return sentences_ == 0 || job.key == key_;
   }
 
   void add(std::shared_ptr<Job> job) override {
     const TranslateWork& w = std::get<TranslateWork>(job->work);
     if (sentences_ == 0 && (!search_ || key_ != job->key)) {
-      search_.emplace(model_, w.search);
+      search_.emplace(model_, w.options.search);
       key_ = job->key;
     }
     auto open = std::make_shared<Open>();
     open->job = job;
     open->parts.resize(w.lines.size());
     for (size_t i = 0; i < w.lines.size(); ++i) {
-      const cli::Line& line = w.lines[i];
+      const SourceLine& line = w.lines[i];
       open->parts[i].resize(line.pieces.size());
       for (size_t j = 0; j < line.pieces.size(); ++j) {
         search_->add(next_id_, line.pieces[j], j == 0 ? line.prefix : std::vector<int32_t>{});
@@ -89,7 +90,7 @@ class TranslationStream : public Stream {
 
   void answer(Open& open) {
     std::vector<std::vector<Hypothesis>> found;
-    for (const auto& parts : open.parts) found.push_back(parts.empty() ? std::vector<Hypothesis>{} : cli::join_pieces(parts));
+    for (const auto& parts : open.parts) found.push_back(parts.empty() ? std::vector<Hypothesis>{} : join_pieces(parts));
     answer_translations(m_, *open.job, found, 0);
   }
 
@@ -105,7 +106,7 @@ class TranslationStream : public Stream {
 }  // namespace
 
 std::unique_ptr<Stream> translation_stream(const ServedModel& m) {
-  if (!m.seq2seq || !std::holds_alternative<Transformer>(m.seq2seq->net)) return nullptr;
+  if (!m.translator || !std::holds_alternative<Transformer>(m.seq2seq().net)) return nullptr;
   return std::make_unique<TranslationStream>(m);
 }
 

@@ -1,9 +1,9 @@
-// A POST /v1/translate body as attn translate's command line. Each decoding field is a flag of
-// attn translate under CTranslate2's name, as the Python module's keywords (cli::translate_option_names:
-// beam_size, num_hypotheses, sampling_topk, ..., seed), or under the API's short names beam, n_best
-// and max_len. The values are checked for their JSON type here and then by translate's own parser
-// (cli::parse_translate_flags), so a value the command line refuses is refused here with its
-// message, the flag replaced by the field's name: one set of rules for the CLI, Python and HTTP.
+// A POST /v1/translate body as the library's typed TranslateOptions. Each decoding field is an
+// option of the library's table (translate/options.h) under CTranslate2's name, as the Python
+// module's keywords (beam_size, num_hypotheses, sampling_topk, ..., seed), or under the API's
+// short names beam, n_best and max_len. The values are checked for their JSON type here and then
+// by the library as they are set, so a value the command line refuses is refused here with the
+// same message, the option named as the body's field: one set of rules for the CLI, Python and HTTP.
 #pragma once
 
 #include <nlohmann/json.hpp>

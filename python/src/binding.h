@@ -27,10 +27,4 @@ void as_value_error(const std::function<void()>& f);
 // (the binary's message kept), else it goes on as attn.Error.
 void with_paths(const std::vector<std::string>& paths, const std::function<void()>& f);
 
-// argv for the command line's parsers: {"attn <command>", args...} as char*.
-struct Argv {
-  std::vector<std::string> args;
-  std::vector<char*> pointers();
-};
-
 }  // namespace attn::python

@@ -1,5 +1,5 @@
-// attn.Classifier: attn classify from Python, through the binary's own functions (the model
-// loaded at the binary's precision, apps/attn/classify.h's labels).
+// attn.Classifier: the library's classification (classify/classify.h) from Python: the model
+// loaded at attn classify's precision, the same labels and messages.
 #include <pybind11/stl.h>
 
 #include <algorithm>
@@ -8,11 +8,12 @@
 #include <utility>
 #include <vector>
 
-#include "args.h"
 #include "attn/models/classifier_dir.h"
 #include "attn/runtime.h"
 #include "binding.h"
-#include "classify.h"
+#include "attn/classify/classify.h"
+#include "attn/kernels/precision.h"
+#include "attn/translate/translator.h"
 
 namespace attn::python {
 namespace {
@@ -36,27 +37,24 @@ std::unique_ptr<Classifier> make_classifier(const std::string& model_dir, const 
     c->model = load_classifier(model_dir);
   });
   Precision p = Precision::fp32;
-  as_value_error([&] { p = cli::model_precision(name, model_dir); });
+  as_value_error([&] { p = model_precision(name.empty() ? std::nullopt : std::optional<Precision>(parse_precision(name, "--precision")), model_dir); });
   py::gil_scoped_release release;
   prepare(c->model.model, p, Use::inference);  // weights converted once, as attn classify does
   return c;
 }
 
-// top_k through attn classify's own --top-k (its range, its message).
-void check_top_k(int top_k) {
-  CLI::App app{"", "attn classify"};
-  int k = 1;
-  cli::add_int(app, "--top-k", k, 1, 1 << 20, "");
-  Argv argv{{"attn classify", "--top-k", std::to_string(top_k)}};
-  std::vector<char*> pointers = argv.pointers();
-  as_value_error([&] { cli::parse(app, static_cast<int>(argv.args.size()), pointers.data()); });
-}
 
 // Per text its top_k (label, probability), most probable first; [] for a blank text.
 std::vector<std::vector<std::pair<std::string, float>>> classify_batch(const Classifier& c,
                                                                        const std::vector<std::string>& texts,
                                                                        int top_k, int max_batch_size) {
-  check_top_k(top_k);
+  as_value_error([&] {  // attn classify's --top-k: its range, its message
+    try {
+      check_top_k(top_k, "--top-k");
+    } catch (const Error& e) {
+      fail(e.what(), " (see attn classify --help)");
+    }
+  });
   if (max_batch_size < 1) throw py::value_error("max_batch_size must be at least 1, got " + std::to_string(max_batch_size));
   const int64_t k = std::min<int64_t>(top_k, static_cast<int64_t>(c.model.labels.size()));
   std::vector<std::vector<std::pair<std::string, float>>> out;
@@ -65,7 +63,7 @@ std::vector<std::vector<std::pair<std::string, float>>> classify_batch(const Cla
     const size_t end = std::min(texts.size(), begin + static_cast<size_t>(max_batch_size));
     const std::vector<std::string> batch(texts.begin() + static_cast<std::ptrdiff_t>(begin),
                                          texts.begin() + static_cast<std::ptrdiff_t>(end));
-    for (const auto& top : cli::classify_texts(c.model, batch, k)) {
+    for (const auto& top : classify_texts(c.model, batch, k)) {
       out.emplace_back();
       for (const auto& [label, p] : top) out.back().emplace_back(c.model.labels[static_cast<size_t>(label)], p);
     }

@@ -30,13 +30,6 @@ void with_paths(const std::vector<std::string>& paths, const std::function<void(
   }
 }
 
-std::vector<char*> Argv::pointers() {
-  std::vector<char*> out;
-  for (std::string& a : args) out.push_back(a.data());
-  out.push_back(nullptr);
-  return out;
-}
-
 }  // namespace attn::python
 
 PYBIND11_MODULE(_attn, m) {

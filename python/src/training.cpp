@@ -1,4 +1,4 @@
-// attn.train's engine: attn train's own plan and training (apps/attn/train.h) on a thread of its
+// attn.train's engine: the library's training plan (attn/train/plan.h) on a thread of its
 // own, so that Python's main thread stays free to pass the run's events to a callback and to take
 // Ctrl-C (python/attn/_training.py). A KeyboardInterrupt asks for the stop SIGINT asks the binary
 // for (train/stop_signal.h): the step ends, a checkpoint is written, train returns.
@@ -14,7 +14,7 @@
 
 #include "attn/train/stop_signal.h"
 #include "binding.h"
-#include "train.h"
+#include "attn/train/plan.h"
 
 namespace attn::python {
 namespace {
@@ -22,10 +22,10 @@ namespace {
 class TrainRun {
  public:
   TrainRun(const std::string& config, const std::vector<std::string>& sets, bool resume) {
-    std::vector<cli::Override> overrides(sets.begin(), sets.end());
-    as_value_error([&] { with_paths({config}, [&] { plan_ = cli::plan_training(config, overrides, resume); }); });
+    std::vector<Override> overrides(sets.begin(), sets.end());
+    as_value_error([&] { with_paths({config}, [&] { plan_ = plan_training(config, overrides, resume); }); });
     clear_stop();
-    std::packaged_task<void()> task([this] { cli::run_training(plan_); });
+    std::packaged_task<void()> task([this] { run_training(plan_); });
     done_ = task.get_future();
     thread_ = std::thread(std::move(task));
   }
@@ -54,7 +54,7 @@ class TrainRun {
   }
 
  private:
-  cli::TrainPlan plan_;
+  TrainPlan plan_;
   std::future<void> done_;
   std::thread thread_;
 };

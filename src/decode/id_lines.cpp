@@ -27,6 +27,10 @@ std::vector<int32_t> parse_ids(const std::string& line, int64_t vocab, const std
   return ids;
 }
 
+void check_ids(const std::vector<int32_t>& ids, int64_t vocab, const std::string& where) {
+  for (int32_t id : ids) check(id >= 0 && id < vocab, where, ": token id ", id, " out of range for vocabulary ", vocab);
+}
+
 std::string format_ids(const std::vector<int32_t>& ids) {
   std::string out;
   for (size_t i = 0; i < ids.size(); ++i) {

@@ -24,7 +24,7 @@ nlohmann::json scalar_value(const yaml_event_t& e) {
   }
   if (std::regex_match(s, real)) return std::strtod(s.c_str(), nullptr);
   // YAML 1.2's core schema: only true/false are booleans, so a file or directory called "on" or
-  // "no" stays text (keys that take true/false also take yes/no/on/off, apps/attn/config.cpp).
+  // "no" stays text (keys that take true/false also take yes/no/on/off, src/train/config_file.cpp).
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
   if (s == "null" || s == "~" || s.empty()) return nullptr;

@@ -365,7 +365,7 @@ void save_model(const Run& r, nlohmann::json training) {
 // Returns true when early stopping says to stop.
 bool validate(Run& r, ProgressLog& log) {
   const TranslationTrainOptions& o = r.o;
-  ValidationResult v = run_validation(model_weights(r), r.tokenizer, *r.dev, o.valid_beam);
+  ValidationResult v = run_validation(model_weights(r), *r.dev, o.valid_beam);
   bool better = v.bleu > r.best_bleu || (v.bleu == r.best_bleu && v.nll < r.best_nll);
   if (better) {
     r.best_bleu = v.bleu;

@@ -4,7 +4,7 @@
 
 #include "attn/data/parallel_corpus.h"
 #include "attn/data/text_file.h"
-#include "attn/decode/text.h"
+#include "attn/translate/translator.h"
 #include "attn/kernels/precision.h"
 #include "attn/metrics/bleu.h"
 #include "attn/metrics/chrf.h"
@@ -17,17 +17,18 @@ DevSet load_dev_set(const std::string& src_path, const std::string& tgt_path,
   DevSet d;
   auto corpus = data::read_parallel_corpus(src_path, tgt_path, tokenizer, data::CorpusOptions::evaluation());
   d.batches = data::batches_in_order(corpus.examples, 4096);
-  std::vector<std::string> refs = data::read_lines(tgt_path);
+  std::vector<std::string> sources = data::read_lines(src_path), refs = data::read_lines(tgt_path);
   for (const auto& e : corpus.examples) {
     if (max_sentences > 0 && static_cast<int64_t>(d.bleu_sources.size()) >= max_sentences) break;
-    d.bleu_sources.push_back(e.src);
+    d.bleu_sources.push_back(sources[e.line]);
     d.bleu_refs.push_back(refs[e.line]);
   }
+  d.tokenizer = std::make_shared<const data::Tokenizer>(
+      data::Tokenizer::from_serialized(tokenizer.serialized(), tokenizer.name()));
   return d;
 }
 
-ValidationResult run_validation(const Seq2Seq& trained, const data::Tokenizer& tokenizer,
-                                const DevSet& dev, int beam) {
+ValidationResult run_validation(const Seq2Seq& trained, const DevSet& dev, int beam) {
   auto t0 = std::chrono::steady_clock::now();
   NoGrad no_grad;
   // the f32 master weights, whatever precision trains them
@@ -44,12 +45,14 @@ ValidationResult run_validation(const Seq2Seq& trained, const data::Tokenizer& t
     count += s.count;
   }
   r.nll = count ? nll / static_cast<double>(count) : 0.0;
-  SearchOptions so;
-  so.beam = beam;
-  so.length_penalty = beam > 1 ? 0.6 : 0.0;
-  auto ids = translate_ids(m, dev.bleu_sources, so, 64);
+  // attn translate --beam K on the dev sources: its windows and batches, length penalty and
+  // maximum length; a source longer than the model's positions is translated in pieces.
+  TranslateOptions o;
+  o.search.beam = beam;
+  const Translator translator({m}, dev.tokenizer, {"the model being trained"});
   std::vector<std::string> hyps;
-  for (const auto& t : ids) hyps.push_back(tokenizer.decode(t));
+  for (const TranslationResult& t : translator.translate_text(dev.bleu_sources, o))
+    hyps.push_back(t.hypotheses.empty() ? std::string() : t.hypotheses.front().text);
   r.bleu = metrics::corpus_bleu(hyps, dev.bleu_refs).score;
   r.chrf = metrics::corpus_chrf(hyps, dev.bleu_refs);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

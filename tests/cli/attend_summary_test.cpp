@@ -1,10 +1,10 @@
-// attn attend's per-head summary (apps/attn/attend.h): entropy in bits and the mean weight on
+// attn attend's per-head summary (attn/attend/attend.h): entropy in bits and the mean weight on
 // the previous, same and next position and on eos, on heads whose answer is known.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "attend.h"
+#include "attn/attend/attend.h"
 
 namespace attn::cli {
 namespace {

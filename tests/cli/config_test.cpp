@@ -13,7 +13,7 @@
 
 #include "attn/error.h"
 #include "attn/train/model_size.h"
-#include "train_config.h"
+#include "attn/train/run_config.h"
 
 namespace attn::cli {
 namespace {

@@ -6,9 +6,9 @@
 //     it, one position more than the model has ("the sentence is longer than the model's max_len").
 #include <gtest/gtest.h>
 
-#include "attend.h"
+#include "attn/attend/attend.h"
 #include "attn/autodiff/var.h"
-#include "translate_output.h"
+#include "attn/translate/result.h"
 
 namespace attn::cli {
 namespace {
@@ -27,16 +27,20 @@ TEST(OutputEdges, LineInPiecesHasAnEmptyAlignment) {
   const Seq2Seq m = tiny(16);
   const std::vector<Hypothesis> hyps = {{{5, 6, 7}, -1.0, -0.5}, {{5, 8}, -2.0, -1.0}};
   for (const std::string kind : {"hard", "soft"}) {
-    LineOutput out{&m, nullptr, {}};
-    out.options.jsonl = out.options.n_best = true;
-    out.options.alignment = kind;
-    const nlohmann::json j = line_json(out, 1, {}, hyps);  // threw attn::Error before
+    const ResultReader out{&m, nullptr};
+    TranslateOptions o;
+    o.all_hypotheses = true;
+    o.alignment = kind == "hard" ? AlignmentKind::hard : AlignmentKind::soft;
+    auto line_json = [&](int64_t number, const std::vector<int32_t>& source, const std::vector<Hypothesis>& h) {
+      return result_json(make_result(out, o, number, source, h), o);
+    };
+    const nlohmann::json j = line_json(1, {}, hyps);  // threw attn::Error before
     const nlohmann::json empty = kind == "hard" ? nlohmann::json("") : nlohmann::json::array();
     EXPECT_EQ(j["alignment"], empty) << kind;
     ASSERT_EQ(j["n_best"].size(), 2u);
     for (const auto& h : j["n_best"]) EXPECT_EQ(h["alignment"], empty) << kind;
     // a line with its source keeps its alignment: one row per target token
-    const nlohmann::json whole = line_json(out, 1, {3, 4, 2}, hyps);
+    const nlohmann::json whole = line_json(1, {3, 4, 2}, hyps);
     if (kind == "hard") EXPECT_FALSE(whole["alignment"].get<std::string>().empty());
     else EXPECT_EQ(whole["alignment"].size(), 3u);
   }
@@ -48,10 +52,10 @@ TEST(OutputEdges, AlignmentOfATranslationFillingEveryPosition) {
   const std::vector<int32_t> source = {3, 4, 2};
   const std::vector<Hypothesis> hyps = {{{5, 6, 7, 8}, -1.0, -0.5}};  // 4 tokens: every position, no eos
   for (const std::string kind : {"hard", "soft"}) {
-    LineOutput out{&m, nullptr, {}};
-    out.options.jsonl = true;
-    out.options.alignment = kind;
-    const nlohmann::json j = line_json(out, 1, source, hyps);  // threw "position 5 beyond max_len 4" before
+    const ResultReader out{&m, nullptr};
+    TranslateOptions o;
+    o.alignment = kind == "hard" ? AlignmentKind::hard : AlignmentKind::soft;
+    const nlohmann::json j = result_json(make_result(out, o, 1, source, hyps), o);  // threw "position 5 beyond max_len 4" before
     if (kind == "soft") {
       ASSERT_EQ(j["alignment"].size(), 4u);  // a row per target token, over the 2 source tokens
       for (const auto& row : j["alignment"]) EXPECT_EQ(row.size(), 2u);
@@ -60,9 +64,10 @@ TEST(OutputEdges, AlignmentOfATranslationFillingEveryPosition) {
     }
   }
   // the rows it has are those of the same target one position shorter would give, plus its last
-  LineOutput out{&m, nullptr, {}};
-  out.options.alignment = "soft";
-  const Matrix full = alignment_matrix_of(out, source, {5, 6, 7, 8}), prefix = alignment_matrix_of(out, source, {5, 6, 7});
+  const ResultReader out{&m, nullptr};
+  TranslateOptions o;
+  o.alignment = AlignmentKind::soft;
+  const Matrix full = alignment_matrix_of(out, o, source, {5, 6, 7, 8}), prefix = alignment_matrix_of(out, o, source, {5, 6, 7});
   for (size_t r = 0; r < prefix.size(); ++r)
     for (size_t c = 0; c < prefix[r].size(); ++c) EXPECT_NEAR(full[r][c], prefix[r][c], 1e-6);
 }

@@ -1,7 +1,10 @@
 // Validation of a translation model on a dev set: teacher-forced loss and perplexity over every
-// pair, and BLEU and chrF (sacreBLEU's definitions) of the model's own translations.
+// pair, and BLEU and chrF (sacreBLEU's definitions) of the model's own translations, made by the
+// library's Translator with attn translate's options (translate/translator.h), so that a run's dev
+// BLEU is the one attn translate --beam K gives its model.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,8 +16,9 @@ namespace attn {
 
 struct DevSet {
   std::vector<data::Batch> batches;               // every pair, for the loss
-  std::vector<std::vector<int32_t>> bleu_sources;  // the first N sources, for BLEU
-  std::vector<std::string> bleu_refs;              // their references, raw text
+  std::vector<std::string> bleu_sources;            // the first N sources, raw text, for BLEU
+  std::vector<std::string> bleu_refs;               // their references, raw text
+  std::shared_ptr<const data::Tokenizer> tokenizer;  // the run's, for the Translator
 };
 
 // max_sentences: how many pairs are translated for BLEU (0 = all).
@@ -27,7 +31,6 @@ struct ValidationResult {
   double seconds = 0;
 };
 
-ValidationResult run_validation(const Seq2Seq& m, const data::Tokenizer& tokenizer,
-                                const DevSet& dev, int beam);
+ValidationResult run_validation(const Seq2Seq& m, const DevSet& dev, int beam);
 
 }  // namespace attn

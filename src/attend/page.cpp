@@ -10,9 +10,9 @@
 // after the click.
 #include <string>
 
-#include "attend.h"
+#include "attn/attend/attend.h"
 
-namespace attn::cli {
+namespace attn {
 namespace {
 
 const char* const kPage = R"PAGE(<!DOCTYPE html>
@@ -306,4 +306,4 @@ std::string attend_html(const nlohmann::json& doc) {
   return page;
 }
 
-}  // namespace attn::cli
+}  // namespace attn

@@ -1,11 +1,11 @@
-#include "train_config.h"
+#include "attn/train/run_config.h"
 
 #include "attn/error.h"
 #include "attn/models/limits.h"
 #include "attn/runtime.h"
 #include "attn/train/model_size.h"
 
-namespace attn::cli {
+namespace attn {
 namespace {
 
 // Sizes are bounded well above any model this CPU trains, low enough to catch a typo.
@@ -252,4 +252,4 @@ std::string describe_defaults(const std::string& task) {
                                   : describe(bind(translation_keys(), translation));
 }
 
-}  // namespace attn::cli
+}  // namespace attn

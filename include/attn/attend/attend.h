@@ -23,7 +23,7 @@
 #include "attn/models/classifier_dir.h"
 #include "attn/models/seq2seq.h"
 
-namespace attn::cli {
+namespace attn {
 
 // What to draw: the sentence (text, or token ids with --ids), the target to teacher-force (empty:
 // the model's own translation by `search`), and one layer / head (1-based; 0: all).
@@ -51,4 +51,4 @@ HeadSummary summarize_head(const std::vector<std::vector<float>>& weights, const
 std::string attend_html(const nlohmann::json& doc);
 std::string attend_svg(const nlohmann::json& doc);
 
-}  // namespace attn::cli
+}  // namespace attn

@@ -9,9 +9,9 @@
 
 #include "attn/train/classification_trainer.h"
 #include "attn/train/translation_trainer.h"
-#include "config.h"
+#include "attn/train/config_file.h"
 
-namespace attn::cli {
+namespace attn {
 
 // The model.* keys of a translation run. Both families' keys are one namespace: the keys they
 // share (d_model, layers, dropout, max_len, tie_output, score) set `transformer`'s fields, which
@@ -49,4 +49,4 @@ ClassificationRun load_classification_run(const std::string& path, const std::ve
 // --help-config: the keys of a task ("translation" or "classification") with their defaults.
 std::string describe_defaults(const std::string& task);
 
-}  // namespace attn::cli
+}  // namespace attn

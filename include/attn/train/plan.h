@@ -5,10 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
-#include "train_config.h"
+#include "attn/train/config_file.h"
+#include "attn/train/distributed.h"
+#include "attn/train/run_config.h"
 
-namespace attn::cli {
+namespace attn {
 
 // A checked run of either task, its process settings (threads) already applied.
 struct TrainPlan {
@@ -26,4 +27,11 @@ TrainPlan plan_training(const std::string& config, std::vector<Override> sets, b
 // Trains to the end of the budget, or to a stop asked for (train/stop_signal.h): a checkpoint, then return.
 void run_training(const TrainPlan& plan);
 
-}  // namespace attn::cli
+// The task a run asks for: a --set task=..., else the config file's task key, else translation.
+std::string requested_task(const std::string& config_path, const std::vector<Override>& sets);
+
+// Runs the trainer on every rank. Under mpirun an error on one rank ends the whole job at once
+// (MPI_Abort), named by its rank, instead of leaving the others waiting in a collective.
+void train_on_every_rank(const Communicator& comm, TrainPlan& plan);
+
+}  // namespace attn

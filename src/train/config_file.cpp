@@ -1,4 +1,4 @@
-#include "config.h"
+#include "attn/train/config_file.h"
 
 #include <charconv>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "attn/io/atomic_file.h"
 #include "attn/io/yaml.h"
 
-namespace attn::cli {
+namespace attn {
 namespace {
 
 void flatten(const nlohmann::json& j, const std::string& prefix, nlohmann::json& out) {
@@ -212,4 +212,4 @@ std::string describe(const std::vector<BoundKey>& keys) {
   return out;
 }
 
-}  // namespace attn::cli
+}  // namespace attn

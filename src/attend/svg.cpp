@@ -5,9 +5,9 @@
 #include <string>
 
 #include "attn/io/xml.h"
-#include "attend.h"
+#include "attn/attend/attend.h"
 
-namespace attn::cli {
+namespace attn {
 namespace {
 
 std::string shade(double w) {  // white -> blue, as the page
@@ -87,4 +87,4 @@ std::string attend_svg(const nlohmann::json& doc) {
   return head + body + "</svg>\n";
 }
 
-}  // namespace attn::cli
+}  // namespace attn

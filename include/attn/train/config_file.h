@@ -23,7 +23,7 @@
 #include "attn/nn/rnn_cell.h"
 #include "attn/train/progress.h"
 
-namespace attn::cli {
+namespace attn {
 
 // The field a key sets.
 // Enumerated fields (ModelKind, ...) are parsed from their names and printed by name (name(),
@@ -101,4 +101,4 @@ std::string describe_rule(const KeyRule& rule, const Field& f);
 // range, for --help-config.
 std::string describe(const std::vector<BoundKey>& keys);
 
-}  // namespace attn::cli
+}  // namespace attn

@@ -1,0 +1,239 @@
+#include "attn/translate/translator.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "attn/data/text_file.h"
+#include "attn/decode/batch.h"
+#include "attn/decode/ensemble.h"
+#include "attn/decode/id_lines.h"
+#include "attn/decode/text.h"
+#include "attn/error.h"
+#include "attn/models/model_dir.h"
+#include "attn/models/stored_precision.h"
+
+namespace attn {
+
+Precision model_precision(const std::optional<Precision>& p, const std::string& dir) {
+  if (p) return *p;
+  const std::string path = dir + "/config.json";
+  return stored_precision(read_json_file(path), path);
+}
+
+std::string long_line_warning(const SourceLine& line, const std::string& where, int64_t positions) {
+  char text[512];
+  if (line.pieces.size() > 1) {
+    std::snprintf(text, sizeof text,
+                  "%s: %zu tokens, more than the model's %lld positions: translated in %zu pieces, joined on its "
+                  "output line (--on-long split)",
+                  where.c_str(), line.tokens, static_cast<long long>(positions), line.pieces.size());
+    return text;
+  }
+  if (line.truncated) {
+    std::snprintf(text, sizeof text, "%s: %zu tokens, more than the model's %lld positions: truncated to them "
+                  "(--on-long truncate)", where.c_str(), line.tokens, static_cast<long long>(positions));
+    return text;
+  }
+  return "";
+}
+
+uint64_t sampling_key(int64_t number, size_t piece) { return (static_cast<uint64_t>(number - 1) << 20) | piece; }
+
+Translator::Translator(const TranslatorOptions& options) : dirs_(options.models), weights_(options.weights) {
+  check(!dirs_.empty(), "a translator needs at least one model directory");
+  models_.reserve(dirs_.size());
+  for (const std::string& dir : dirs_) {
+    bool text = options.vocabulary == Vocabulary::text;
+    if (options.vocabulary == Vocabulary::as_stored) text = read_json_file(dir + "/config.json").contains("tokenizer");
+    if (!text) {
+      models_.push_back(load_seq2seq(dir));
+    } else {
+      TranslationModel tm = load_translation_model(dir);
+      models_.push_back(std::move(tm.model));
+      if (tokenizer_)
+        check(tm.tokenizer.serialized() == tokenizer_->serialized(), "--model ", dir,
+              ": its tokenizer differs from the first model's (", dirs_.front(), "): an ensemble reads and "
+              "writes one vocabulary");
+      else
+        tokenizer_ = std::make_shared<const data::Tokenizer>(std::move(tm.tokenizer));
+    }
+    prepare(models_.back(), model_precision(options.precision, dir), Use::inference);  // weights converted once
+  }
+  if (ensemble()) {
+    std::vector<const Seq2Seq*> pointers;
+    for (const Seq2Seq& m : models_) pointers.push_back(&m);
+    make_ensemble(pointers, weights_);  // checks the weights and the shared vocabulary now, not at the first search
+  }
+  if (!options.shortlist.empty()) load_shortlist(options.shortlist);
+}
+
+Translator::Translator(std::vector<Seq2Seq> models, std::shared_ptr<const data::Tokenizer> tokenizer,
+                       std::vector<std::string> names, std::vector<double> weights)
+    : dirs_(std::move(names)), models_(std::move(models)), weights_(std::move(weights)), tokenizer_(std::move(tokenizer)) {
+  check(!models_.empty() && dirs_.size() == models_.size(), "a translator needs a name for each of its models");
+}
+
+const data::Tokenizer& Translator::text_tokenizer() const {
+  check(tokenizer_ != nullptr, dirs_.front(),
+        "/config.json: no \"tokenizer\" entry (a model made by import-torch has none: use --ids)");
+  return *tokenizer_;
+}
+
+void Translator::load_shortlist(const std::string& path) {
+  const Seq2SeqCommon c = config();
+  shortlist_.emplace(attn::load_shortlist(path, c.src_vocab, c.tgt_vocab));
+}
+
+void Translator::check_options(const TranslateOptions& o, const OptionNameOf& name_of) const {
+  for (size_t i = 0; i < models_.size(); ++i) {
+    const int64_t positions = models_[i].common().max_len;
+    check(o.search.max_len <= positions, name_of(translate_option("max_decoding_length")), " ",
+                o.search.max_len, " is more than the model's ", positions, " positions (max_len in ", dirs_[i],
+                "/config.json)");
+  }
+}
+
+SourceLine Translator::text_line(const std::string& text, int64_t number, const std::string& where,
+                                 OnLong on_long) const {
+  SourceLine line;
+  line.number = number;
+  if (data::is_blank(text)) return line;
+  const Seq2SeqCommon c = config();
+  FittedSource f = fit_text(text_tokenizer(), text, c.eos_id, static_cast<size_t>(c.max_len), on_long, where);
+  line.pieces = std::move(f.pieces);
+  line.tokens = f.tokens;
+  line.truncated = f.truncated;
+  return line;
+}
+
+SourceLine Translator::ids_line(std::vector<int32_t> ids, int64_t number, const std::string& where,
+                                OnLong on_long) const {
+  const Seq2SeqCommon c = config();
+  check_ids(ids, c.src_vocab, where);
+  SourceLine line;
+  line.number = number;
+  FittedSource f = fit_ids(std::move(ids), static_cast<size_t>(c.max_len), on_long, where);
+  bool all_pad = !f.pieces.empty();
+  for (const auto& piece : f.pieces)
+    for (int32_t id : piece) all_pad = all_pad && id == c.pad_id;
+  check(!all_pad, where, ": every id is the padding id ", c.pad_id, ", nothing to translate");
+  line.pieces = std::move(f.pieces);
+  line.tokens = f.tokens;
+  line.truncated = f.truncated;
+  return line;
+}
+
+std::vector<int32_t> Translator::ids_prefix(std::vector<int32_t> ids, const std::string& where,
+                                            const SourceLine& line) const {
+  const Seq2SeqCommon c = config();
+  check_ids(ids, c.tgt_vocab, where);
+  for (int32_t id : ids)
+    check(id != c.eos_id, where, ": the prefix holds eos (", c.eos_id, "); a prefix is the output's start");
+  check(static_cast<int64_t>(ids.size()) < c.max_len, where, ": a prefix of ", ids.size(),
+              " tokens leaves no room in the model's ", c.max_len, " positions");
+  check(ids.empty() || !line.pieces.empty(), where, ": a prefix for the blank input line ", line.number);
+  return ids;
+}
+
+std::vector<int32_t> Translator::text_prefix(const std::string& text, const std::string& where,
+                                             const SourceLine& line) const {
+  return ids_prefix(text_tokenizer().encode(text), where, line);
+}
+
+bool Translator::window_full(const TranslateOptions& o, size_t lines, size_t tokens) {
+  constexpr size_t kBatchesPerWindow = 8;
+  return o.batch_tokens > 0 ? tokens >= static_cast<size_t>(o.batch_tokens) * kBatchesPerWindow
+                            : lines >= static_cast<size_t>(o.batch) * kBatchesPerWindow;
+}
+
+std::vector<std::vector<Hypothesis>> Translator::search(const std::vector<SourceLine>& window,
+                                                        const TranslateOptions& o) const {
+  std::vector<std::pair<size_t, size_t>> where;  // (line, piece) of each source
+  std::vector<size_t> lengths;
+  for (size_t i = 0; i < window.size(); ++i)
+    for (size_t j = 0; j < window[i].pieces.size(); ++j) {
+      where.emplace_back(i, j);
+      lengths.push_back(window[i].pieces[j].size());
+    }
+  std::vector<std::vector<std::vector<Hypothesis>>> parts(window.size());
+  for (size_t i = 0; i < window.size(); ++i) parts[i].resize(window[i].pieces.size());
+  const auto groups = o.batch_tokens > 0 ? token_sorted_batches(lengths, static_cast<size_t>(o.batch_tokens))
+                                         : length_sorted_batches(lengths, static_cast<size_t>(o.batch));
+  std::vector<EnsembleMember> members;
+  if (ensemble()) {
+    std::vector<const Seq2Seq*> pointers;
+    for (const Seq2Seq& m : models_) pointers.push_back(&m);
+    members = make_ensemble(pointers, weights_);
+  }
+  const Shortlist* list = o.use_shortlist ? shortlist() : nullptr;
+  const Seq2SeqCommon c = config();
+  for (const auto& group : groups) {
+    std::vector<std::vector<int32_t>> sources;
+    SentenceInputs inputs;
+    for (size_t k : group) {
+      const auto [line, piece] = where[k];
+      sources.push_back(window[line].pieces[piece]);
+      inputs.prefixes.push_back(piece == 0 ? window[line].prefix : std::vector<int32_t>{});
+      inputs.keys.push_back(sampling_key(window[line].number, piece));
+    }
+    // A shortlist: each sentence may output its own list (with eos and its prefix: a forced token
+    // must be computable), its log-probs a softmax over it.
+    if (list)
+      for (size_t i = 0; i < sources.size(); ++i)
+        inputs.allowed.push_back(shortlist_vocabulary(*list, {sources[i]}, {inputs.prefixes[i], {c.eos_id}}, c.tgt_vocab));
+    std::vector<std::vector<Hypothesis>> out = members.empty() ? attn::search(model(), sources, o.search, inputs)
+                                                               : attn::search(members, sources, o.search, inputs);
+    for (size_t j = 0; j < group.size(); ++j) parts[where[group[j]].first][where[group[j]].second] = std::move(out[j]);
+  }
+  std::vector<std::vector<Hypothesis>> out(window.size());
+  for (size_t i = 0; i < window.size(); ++i)
+    if (!parts[i].empty()) out[i] = join_pieces(parts[i]);
+  return out;
+}
+
+std::vector<std::vector<Hypothesis>> Translator::search_all(const std::vector<SourceLine>& lines,
+                                                            const TranslateOptions& o) const {
+  std::vector<std::vector<Hypothesis>> out;
+  out.reserve(lines.size());
+  std::vector<SourceLine> window;
+  size_t tokens = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    window.push_back(lines[i]);
+    for (const auto& piece : lines[i].pieces) tokens += piece.size();
+    if (!window_full(o, window.size(), tokens) && i + 1 < lines.size()) continue;
+    for (auto& h : search(window, o)) out.push_back(std::move(h));
+    window.clear();
+    tokens = 0;
+  }
+  return out;
+}
+
+TranslationResult Translator::result(const SourceLine& line, const std::vector<Hypothesis>& hyps,
+                                     const TranslateOptions& o, bool text) const {
+  const std::vector<int32_t> source = line.pieces.size() == 1 ? line.pieces.front() : std::vector<int32_t>{};
+  return make_result(reader(text), o, line.number, source, hyps);
+}
+
+std::vector<TranslationResult> Translator::translate_text(const std::vector<std::string>& sources,
+                                                          const TranslateOptions& o) const {
+  std::vector<SourceLine> lines;
+  for (size_t i = 0; i < sources.size(); ++i)
+    lines.push_back(text_line(sources[i], static_cast<int64_t>(i) + 1, "sources:" + std::to_string(i + 1), o.on_long));
+  const auto hyps = search_all(lines, o);
+  std::vector<TranslationResult> out;
+  for (size_t i = 0; i < lines.size(); ++i) out.push_back(result(lines[i], hyps[i], o, true));
+  return out;
+}
+
+std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::vector<int32_t>>& sources,
+                                                         const TranslateOptions& o) const {
+  std::vector<SourceLine> lines;
+  for (size_t i = 0; i < sources.size(); ++i)
+    lines.push_back(ids_line(sources[i], static_cast<int64_t>(i) + 1, "sources:" + std::to_string(i + 1), o.on_long));
+  const auto hyps = search_all(lines, o);
+  std::vector<TranslationResult> out;
+  for (size_t i = 0; i < lines.size(); ++i) out.push_back(result(lines[i], hyps[i], o, false));
+  return out;
+}
+
+}  // namespace attn
