@@ -21,11 +21,11 @@ void compute_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>
 void answer_translations(const ServedModel& m, Job& job, const std::vector<std::vector<Hypothesis>>& found,
                          size_t first);
 
-// The continuous batch of a Transformer's translations (decode/stream.h, batcher.h's Stream):
-// jobs searched with the same options, without sampling, shortlist or attention, join it; each
-// sentence (each piece of a long one) is one sentence of the search, and a job is answered as
-// the CLI would answer it once its last sentence is done. Null for a model that has none (an
-// RNN, a classifier).
+// The continuous batch of a Transformer's translations (the library's TranslationStream,
+// translate/stream.h, behind batcher.h's Stream): jobs whose options stream (no sampling,
+// shortlist or attention) and are the same join it; each job is one request of it, answered as the
+// CLI would answer it once its last sentence is done. Null for a model that has none (an RNN, a
+// classifier).
 std::unique_ptr<Stream> translation_stream(const ServedModel& m);
 
 }  // namespace attn::serve

@@ -7,9 +7,10 @@
 //   int8  inference only: weights quantized to s8 per output row, activations per row at each
 //         call (dynamic), s32 accumulation (VNNI/AMX through oneDNN), f32 outputs.
 //
-// A model's precision is fixed when it is loaded or built for training (models/prepare.h) and
-// reaches the ops as an argument (ops/weight_form.h): no precision is held per thread or process,
-// so models of different precisions run side by side, from any threads.
+// A model's precision is fixed when it is loaded or built for training (prepare() in
+// models/seq2seq.h and models/classifier.h) and reaches the ops as an argument
+// (ops/weight_form.h): no precision is held per thread or process, so models of different
+// precisions run side by side, from any threads.
 #pragma once
 
 #include <string_view>

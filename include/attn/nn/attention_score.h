@@ -28,7 +28,8 @@ struct AttentionScore {
   Precision precision = Precision::fp32;  // of the score's products (bf16 in bf16 training)
 };
 
-// Fixes the precision of the score's products, for training or inference (models/prepare.h).
+// Fixes the precision of the score's products, for training or inference (a model's prepare(),
+// models/seq2seq.h and models/classifier.h).
 void prepare(AttentionScore& s, Precision p, Use use);
 
 // The keys as the score reads them, computed once per source sentence: U_a k + b [B, S, A] for

@@ -13,7 +13,7 @@ namespace attn {
 struct Linear {
   Var W;  // [out, in]
   Var b;  // [out]; may be undefined
-  WeightForm form;  // how products with W run: set when the model is prepared (models/prepare.h)
+  WeightForm form;  // how products with W run: set when the model is prepared (its prepare())
 };
 inline Var forward(const Linear& l, const Var& x) { return linear(x, l.W, l.b, l.form); }
 // Fixes how l's products run: precision p, for training or (frozen weights) inference.

@@ -1,7 +1,8 @@
 // How the products of one weight matrix W [out, in] run: the precision of its model, and for a
 // model prepared for inference, W converted once. Models fix it for every weight when they are
-// loaded or built for training (models/prepare.h); linear layers carry it and hand it to the ops
-// (linear, linear_relu, linear_dropout in ops/matmul.h), so nothing about precision is ambient.
+// loaded or built for training (prepare() in models/seq2seq.h, models/classifier.h); linear layers
+// carry it and hand it to the ops (linear, linear_relu, linear_dropout in ops/matmul.h), so nothing
+// about precision is ambient.
 //   fp32  W itself. Frozen (inference): W also packed once for the products the dispatch table
 //         gives a packed W (kernels/dispatch.h, f32_packed_for: oneDNN's layout from 2 rows on
 //         AVX-512, panels for 12-48 rows on AVX2), made the first time one runs.
