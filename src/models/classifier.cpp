@@ -60,6 +60,7 @@ Classifier assemble(const ClassifierConfig& c, std::map<std::string, Var> named)
     std::string p = "encoder.layers." + std::to_string(i) + ".";
     EncoderLayer l;
     l.self_attn.heads = c.heads;
+    l.self_attn.split = c.head_split;
     l.self_attn.W_in = get(p + "self_attn.in_proj_weight");
     l.self_attn.b_in = get(p + "self_attn.in_proj_bias");
     l.self_attn.out = {get(p + "self_attn.out_proj.weight"), get(p + "self_attn.out_proj.bias")};
@@ -73,40 +74,6 @@ Classifier assemble(const ClassifierConfig& c, std::map<std::string, Var> named)
   return m;
 }
 
-// [batch, len, d_model] -> [batch, heads, len, d_k]
-Var split_heads(const Var& x, int64_t heads, bool seed_split) {
-  int64_t B = x.size(0), T = x.size(1), d = x.size(2);
-  // seed: Q.view(batch * heads, -1, d_k), the memory of each row cut in `heads` runs
-  if (seed_split) return reshape(x, {B, heads, T, d / heads});
-  return transpose(reshape(x, {B, T, heads, d / heads}), 1, 2);
-}
-
-// [batch, heads, len, d_k] -> [batch, len, d_model]
-Var merge_heads(const Var& x, bool seed_split) {
-  int64_t B = x.size(0), h = x.size(1), T = x.size(2), dk = x.size(3);
-  if (seed_split) return reshape(x, {B, T, h * dk});  // context.view(batch, -1, d)
-  return reshape(transpose(x, 1, 2), {B, T, h * dk});
-}
-
-// MultiHead(x, x, x) with no dropout on the attention weights (the seed has none).
-// weights, if given, receives the attention weights [batch, heads, len, len].
-Var attention(const MultiHeadAttention& a, const Var& x, const AttentionMask& mask, bool seed_split,
-              Tensor* weights) {
-  int64_t d = x.size(2);
-  AttentionOptions o;
-  o.weights = weights;
-  // [Q K V] = x [W^Q; W^K; W^V]^T + b                         [batch, len, 3 d_model]
-  Var qkv = linear(x, a.W_in, a.b_in, a.in_form);
-  if (!seed_split)  // each head read in place from [Q K V], Concat(head_1, ..., head_h) W^O
-    return forward(a.out, packed_attention({qkv, 0, d}, {qkv, d, d}, {qkv, 2 * d, d}, a.heads, mask, o));
-  std::vector<Var> p = split(qkv, {d, d, d}, 2);
-  // head_i = softmax(Q_i K_i^T / sqrt(d_k)) V_i                 [batch, heads, len, d_k]
-  Var heads = scaled_dot_product_attention(split_heads(p[0], a.heads, seed_split),
-                                           split_heads(p[1], a.heads, seed_split),
-                                           split_heads(p[2], a.heads, seed_split), mask, o);
-  // Concat(head_1, ..., head_h) W^O                            [batch, len, d_model]
-  return forward(a.out, merge_heads(heads, seed_split));
-}
 
 // [batch, len, d] -> [batch, pooled_size]
 Var pool(const ClassifierConfig& c, const Var& x, const Tensor& ids) {
@@ -231,11 +198,11 @@ Var classifier_logits(const Classifier& m, const Tensor& ids, const Context& ctx
   Var x = apply_dropout(add(embedding(m.embed, id), Var(m.pe)), ctx);
   AttentionMask mask;
   if (c.mask) mask.key_padding = padding_mask(id, 0);
-  bool seed_split = c.head_split == HeadSplit::seed;
   for (const EncoderLayer& l : m.layers) {
     // x = LN(x + Dropout(MultiHead(x, x, x)))
     Tensor* weights = maps ? &maps->encoder_self.emplace_back() : nullptr;
-    x = add_layer_norm(x, apply_dropout(attention(l.self_attn, x, mask, seed_split, weights), ctx), l.norm1.gamma,
+    // nn's layer, without dropout on the attention weights (the seed has none): no context of its own
+    x = add_layer_norm(x, apply_dropout(self_attention(l.self_attn, x, mask, Context{}, weights), ctx), l.norm1.gamma,
                        l.norm1.beta);
     // x = LN(x + Dropout(max(0, x W_1 + b_1) W_2 + b_2))
     Var h = forward(l.ff.linear2, linear_relu(x, l.ff.linear1.W, l.ff.linear1.b, l.ff.linear1.form));

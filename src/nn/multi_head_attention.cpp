@@ -11,14 +11,17 @@ namespace attn {
 namespace {
 
 // [batch, len, d_model] -> [batch, heads, len, d_k]
-Var split_heads(const Var& x, int64_t heads) {
+Var split_heads(const Var& x, int64_t heads, HeadSplit split = HeadSplit::standard) {
   int64_t B = x.size(0), T = x.size(1), d = x.size(2);
+  // seed: Q.view(batch * heads, -1, d_k), the memory of each row cut in `heads` runs
+  if (split == HeadSplit::seed) return reshape(x, {B, heads, T, d / heads});
   return transpose(reshape(x, {B, T, heads, d / heads}), 1, 2);
 }
 
 // [batch, heads, len, d_k] -> [batch, len, d_model]
-Var merge_heads(const Var& x) {
+Var merge_heads(const Var& x, HeadSplit split = HeadSplit::standard) {
   int64_t B = x.size(0), h = x.size(1), T = x.size(2), dk = x.size(3);
+  if (split == HeadSplit::seed) return reshape(x, {B, T, h * dk});  // context.view(batch, -1, d)
   return reshape(transpose(x, 1, 2), {B, T, h * dk});
 }
 
@@ -49,16 +52,16 @@ bool one_query_path(const MultiHeadAttention& m, const Tensor& x, const Tensor* 
 Var self_attention_heads(const MultiHeadAttention& m, const Var& qkv, const AttentionMask& mask,
                          const Context& ctx, Tensor* weights) {
   const int64_t d = qkv.size(2) / 3;
-  if (m.score.kind == ScoreKind::scaled_dot) {
+  if (m.score.kind == ScoreKind::scaled_dot && m.split == HeadSplit::standard) {
     // head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V), each head read in place from [Q K V] and
     // Concat(head_1, ..., head_h) written side by side         [batch, len, d_model]
     return packed_attention({qkv, 0, d}, {qkv, d, d}, {qkv, 2 * d, d}, m.heads, mask, options_for(ctx, weights));
   }
   std::vector<Var> p = split(qkv, {d, d, d}, 2);
   // head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)              [batch, heads, len, d_k]
-  Var heads = attention_heads(m, split_heads(p[0], m.heads), split_heads(p[1], m.heads),
-                              split_heads(p[2], m.heads), mask, options_for(ctx, weights));
-  return merge_heads(heads);  // Concat(head_1, ..., head_h)    [batch, len, d_model]
+  Var heads = attention_heads(m, split_heads(p[0], m.heads, m.split), split_heads(p[1], m.heads, m.split),
+                              split_heads(p[2], m.heads, m.split), mask, options_for(ctx, weights));
+  return merge_heads(heads, m.split);  // Concat(head_1, ..., head_h)    [batch, len, d_model]
 }
 
 }  // namespace

@@ -31,7 +31,6 @@ namespace attn {
 // How the encoder's outputs [batch, pad_size, d] become one vector per text.
 enum class Pooling { flatten, mean, cls };
 // "standard": the paper's heads; "seed": the seed's view(batch * heads, -1, d_k).
-enum class HeadSplit { standard, seed };
 const char* name(Pooling p);
 const char* name(HeadSplit h);
 void parse(std::string_view text, Pooling* out, std::string_view what = "pooling");

@@ -16,12 +16,18 @@
 
 namespace attn {
 
+// How Q, K and V [batch, len, d_model] are cut into heads: standard (each position's d_model split
+// into h runs of d_k, PyTorch's nn.MultiheadAttention), or seed (seed 002's classifier:
+// Q.view(batch * h, -1, d_k), each head a run of len * d_k of the flat memory, positions mixed).
+enum class HeadSplit { standard, seed };
+
 struct MultiHeadAttention {
   int64_t heads = 8;
   Var W_in;  // [3 d_model, d_model]: W^Q, W^K, W^V stacked (in_proj_weight)
   Var b_in;  // [3 d_model] (in_proj_bias)
   Linear out;  // W^O and its bias (out_proj)
   AttentionScore score;  // scaled_dot (default): the fused path; others: nn/attention_score.h, per head
+  HeadSplit split = HeadSplit::standard;
   // How the in-projection's products run (ops/weight_form.h): W_in whole for self-attention;
   // its rows W^Q and [W^K; W^V] apart for encoder-decoder attention.
   WeightForm in_form, q_form, kv_form;
