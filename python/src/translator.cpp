@@ -201,8 +201,7 @@ std::vector<Result> translate_batch(const Translator& t, const py::list& sources
   std::vector<TranslationResult> results;
   {
     py::gil_scoped_release release;  // the models are read only: other threads may search them too
-    const std::vector<std::vector<Hypothesis>> hyps = t->search_all(lines, o);
-    for (size_t i = 0; i < lines.size(); ++i) results.push_back(t->result(lines[i], hyps[i], o, t.text));
+    results = t->translate(lines, o, t.text);
   }
   const Returns r{sources.size() ? kind_of(sources[0]) : Kind::text, return_scores, return_alignment, return_attention};
   std::vector<Result> out;

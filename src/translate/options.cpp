@@ -51,6 +51,26 @@ OptionField real(std::string key, std::string flag, double min, double max, Slot
   return f;
 }
 
+// One of a few names (its enum's values in order).
+OptionField choice(std::string key, std::string flag, std::vector<std::string> choices, Slot (*slot)(TranslateOptions&),
+                   std::string group, std::string help) {
+  OptionField f = whole(std::move(key), std::move(flag), 0, 0, slot, std::move(group), std::move(help));
+  f.type = T::choice;
+  f.choices = std::move(choices);
+  f.value_name = "";
+  for (const std::string& c : f.choices) f.value_name += (f.value_name.empty() ? "" : "|") + c;
+  return f;
+}
+
+// On or off.
+OptionField on_off(std::string key, std::string flag, Slot (*slot)(TranslateOptions&), std::string group,
+                   std::string help) {
+  OptionField f = whole(std::move(key), std::move(flag), 0, 0, slot, std::move(group), std::move(help));
+  f.type = T::flag;
+  f.value_name = "";
+  return f;
+}
+
 std::vector<OptionField> make_fields() {
   std::vector<OptionField> f;
   f.push_back(whole("beam_size", "--beam", 1, 1024, [](TranslateOptions& o) -> Slot { return &o.search.beam; }, "",
@@ -97,31 +117,18 @@ std::vector<OptionField> make_fields() {
                    [](TranslateOptions& o) -> Slot { return &o.search.repetition_penalty; }, kLength,
                    "log-probs of tokens already in the output times R, then renormalised (R > 1 discourages "
                    "repeats; e.g. --repetition-penalty 1.2)"));
-  OptionField alignment;
-  alignment.key = "alignment";
-  alignment.flag = "--alignment";
-  alignment.type = T::choice;
-  alignment.choices = {"none", "hard", "soft"};
-  alignment.front_ends = kCli | kJson;
-  alignment.slot = [](TranslateOptions& o) -> Slot { return &o.alignment; };
-  alignment.group = kOutput;
-  alignment.value_name = "hard|soft";
-  alignment.help = "after each translation, ' ||| ' and the word alignment from the encoder-decoder attention "
-                   "(heads averaged; with an ensemble, the first model's): hard (default) 'source-target' index "
-                   "pairs, or soft (the rows of weights)";
-  f.push_back(alignment);
+  f.push_back(choice("alignment", "--alignment", {"none", "hard", "soft"}, [](TranslateOptions& o) -> Slot { return &o.alignment; },
+                     kOutput, "after each translation, ' ||| ' and the word alignment from the encoder-decoder "
+                     "attention (heads averaged; with an ensemble, the first model's): hard (default) "
+                     "'source-target' index pairs, or soft (the rows of weights)"));
+  f.back().front_ends = kCli | kJson;
+  f.back().value_name = "hard|soft";
   f.push_back(whole("alignment_layer", "--alignment-layer", 0, 1 << 16,
                     [](TranslateOptions& o) -> Slot { return &o.alignment_layer; }, kOutput,
                     "the decoder layer alignments are read from, 1-based (0: the second-to-last)"));
-  OptionField words;
-  words.key = "alignment_words";
-  words.flag = "--alignment-words";
-  words.type = T::flag;
-  words.front_ends = kCli | kJson;
-  words.slot = [](TranslateOptions& o) -> Slot { return &o.alignment_words; };
-  words.group = kOutput;
-  words.help = "align whitespace words instead of SentencePiece pieces";
-  f.push_back(words);
+  f.push_back(on_off("alignment_words", "--alignment-words", [](TranslateOptions& o) -> Slot { return &o.alignment_words; },
+                     kOutput, "align whitespace words instead of SentencePiece pieces"));
+  f.back().front_ends = kCli | kJson;
   f.push_back(whole("max_batch_size", "--batch", 1, 65536, [](TranslateOptions& o) -> Slot { return &o.batch; },
                     kBatching, "sentences decoded together"));
   f.back().front_ends = kCli;
@@ -130,25 +137,14 @@ std::vector<OptionField> make_fields() {
                     "batches of at most N source tokens instead of --batch sentences (CTranslate2's batch_type "
                     "tokens; e.g. --batch-tokens 2048)"));
   f.back().front_ends = kCli;
-  OptionField on_long;
-  on_long.key = "on_long";
-  on_long.flag = "--on-long";
-  on_long.type = T::choice;
-  on_long.choices = {"split", "truncate", "error"};
-  on_long.slot = [](TranslateOptions& o) -> Slot { return &o.on_long; };
-  on_long.group = kBatching;
-  on_long.value_name = "split|truncate|error";
-  on_long.help = "a source longer than the model's positions: split (default: translated in pieces that fit, their "
-                 "outputs joined on its line; nothing is lost), truncate (its first positions), or error (stop); "
-                 "split and truncate warn with the line number";
-  f.push_back(on_long);
-  OptionField vmap;
-  vmap.key = "use_vmap";
-  vmap.type = T::flag;
-  vmap.front_ends = kPython | kJson;
-  vmap.slot = [](TranslateOptions& o) -> Slot { return &o.use_shortlist; };
-  vmap.help = "decode over the translator's shortlist when it has one (attn translate: --shortlist FILE)";
-  f.push_back(vmap);
+  f.push_back(choice("on_long", "--on-long", {"split", "truncate", "error"},
+                     [](TranslateOptions& o) -> Slot { return &o.on_long; }, kBatching,
+                     "a source longer than the model's positions: split (default: translated in pieces that fit, "
+                     "their outputs joined on its line; nothing is lost), truncate (its first positions), or error "
+                     "(stop); split and truncate warn with the line number"));
+  f.push_back(on_off("use_vmap", "", [](TranslateOptions& o) -> Slot { return &o.use_shortlist; }, "",
+                     "decode over the translator's shortlist when it has one (attn translate: --shortlist FILE)"));
+  f.back().front_ends = kPython | kJson;
   return f;
 }
 

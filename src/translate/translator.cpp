@@ -214,15 +214,21 @@ TranslationResult Translator::result(const SourceLine& line, const std::vector<H
   return make_result(reader(text), o, line.number, source, hyps);
 }
 
+std::vector<TranslationResult> Translator::translate(const std::vector<SourceLine>& lines, const TranslateOptions& o,
+                                                     bool text) const {
+  const auto hyps = search_all(lines, o);
+  std::vector<TranslationResult> out;
+  out.reserve(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) out.push_back(result(lines[i], hyps[i], o, text));
+  return out;
+}
+
 std::vector<TranslationResult> Translator::translate_text(const std::vector<std::string>& sources,
                                                           const TranslateOptions& o) const {
   std::vector<SourceLine> lines;
   for (size_t i = 0; i < sources.size(); ++i)
     lines.push_back(text_line(sources[i], static_cast<int64_t>(i) + 1, "sources:" + std::to_string(i + 1), o.on_long));
-  const auto hyps = search_all(lines, o);
-  std::vector<TranslationResult> out;
-  for (size_t i = 0; i < lines.size(); ++i) out.push_back(result(lines[i], hyps[i], o, true));
-  return out;
+  return translate(lines, o, true);
 }
 
 std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::vector<int32_t>>& sources,
@@ -230,10 +236,7 @@ std::vector<TranslationResult> Translator::translate_ids(const std::vector<std::
   std::vector<SourceLine> lines;
   for (size_t i = 0; i < sources.size(); ++i)
     lines.push_back(ids_line(sources[i], static_cast<int64_t>(i) + 1, "sources:" + std::to_string(i + 1), o.on_long));
-  const auto hyps = search_all(lines, o);
-  std::vector<TranslationResult> out;
-  for (size_t i = 0; i < lines.size(); ++i) out.push_back(result(lines[i], hyps[i], o, false));
-  return out;
+  return translate(lines, o, false);
 }
 
 }  // namespace attn

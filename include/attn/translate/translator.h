@@ -111,6 +111,10 @@ class Translator {
                            bool text) const;
   ResultReader reader(bool text) const { return {&model(), text ? &text_tokenizer() : nullptr}; }
 
+  // Every line's typed result, searched window by window (search_all); `text`: read through the
+  // tokenizer (else token ids).
+  std::vector<TranslationResult> translate(const std::vector<SourceLine>& lines, const TranslateOptions& o,
+                                           bool text) const;
   // Sources in, results out, in order: text (blank: no hypotheses) or token ids.
   std::vector<TranslationResult> translate_text(const std::vector<std::string>& sources,
                                                 const TranslateOptions& o) const;
