@@ -23,10 +23,12 @@ using namespace attn::serve::testing;
 
 TEST(ServeLoad, SixtyFourClientsEveryAnswerIsTheCliOne) {
   constexpr int kClients = 64, kRequests = 10000;
-  constexpr double kSeconds = 25;
-  // Requests answered in kSeconds at the least; a sanitizer (scripts/sanitize.sh) slows the server 5
-  // to 15 times, and what it checks is every answer and the server's memory, not the rate.
-  constexpr int kMinAnswered = ATTN_SANITIZED ? 100 : 1000;
+  // At most kSeconds (10,000 take about 8 s on the 2-core machines measured); a sanitizer
+  // (scripts/sanitize.sh) slows the server 5 to 15 times, and there what it checks is every answer
+  // of at least kMinAnswered, not the rate or the memory (its quarantine keeps freed memory). The
+  // plain build must answer all 10,000, so that the memory bound is checked in every run.
+  constexpr double kSeconds = ATTN_SANITIZED ? 25 : 90;
+  constexpr int kMinAnswered = ATTN_SANITIZED ? 100 : kRequests;
   ServerProcess server({"--model", "text=" + test_models().text, "--http-threads", std::to_string(kClients), "--threads", "2"});
   std::vector<std::string> pool;
   for (const std::string& s : shared_lines("mt-ende/dev.en", 400))
@@ -96,8 +98,8 @@ TEST(ServeLoad, SixtyFourClientsEveryAnswerIsTheCliOne) {
   EXPECT_EQ(wrong, 0) << first_wrong;
   EXPECT_GE(answered, kMinAnswered);
   // Memory flat: within 10% of after 1,000 requests (a sanitizer's quarantine keeps freed memory,
-  // so only the plain build is held to it; a machine too slow for 10,000 in the time prints it).
-  if (!ATTN_SANITIZED && answered >= kRequests) {
+  // so only the plain build is held to it; it answers all 10,000, checked above).
+  if (!ATTN_SANITIZED) {
     EXPECT_LE(rss_at_10000.load(), 1.10 * rss_at_1000.load()) << "resident memory grew by more than 10%";
   }
   auto metrics = server.client()->Get("/metrics");
