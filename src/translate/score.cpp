@@ -25,12 +25,7 @@ std::vector<double> Translator::score(const std::vector<std::vector<int32_t>>& s
                                       const std::vector<std::vector<int32_t>>& targets, int batch) const {
   check(sources.size() == targets.size(), "line counts differ: ", sources.size(), " sources, ", targets.size(),
         " targets");
-  std::vector<EnsembleMember> members;
-  if (ensemble()) {
-    std::vector<const Seq2Seq*> pointers;
-    for (const Seq2Seq& m : models_) pointers.push_back(&m);
-    members = make_ensemble(pointers, weights_);
-  }
+  const std::vector<EnsembleMember> members = this->members();
   std::vector<size_t> lengths;
   for (size_t i = 0; i < sources.size(); ++i) lengths.push_back(sources[i].size() + targets[i].size());
   std::vector<double> totals(sources.size());

@@ -59,11 +59,7 @@ Translator::Translator(const TranslatorOptions& options) : dirs_(options.models)
     }
     prepare(models_.back(), model_precision(options.precision, dir), Use::inference);  // weights converted once
   }
-  if (ensemble()) {
-    std::vector<const Seq2Seq*> pointers;
-    for (const Seq2Seq& m : models_) pointers.push_back(&m);
-    make_ensemble(pointers, weights_);  // checks the weights and the shared vocabulary now, not at the first search
-  }
+  members();  // checks the weights and the shared vocabulary now, not at the first search
   if (!options.shortlist.empty()) load_shortlist(options.shortlist);
 }
 
@@ -71,6 +67,13 @@ Translator::Translator(std::vector<Seq2Seq> models, std::shared_ptr<const data::
                        std::vector<std::string> names, std::vector<double> weights)
     : dirs_(std::move(names)), models_(std::move(models)), weights_(std::move(weights)), tokenizer_(std::move(tokenizer)) {
   check(!models_.empty() && dirs_.size() == models_.size(), "a translator needs a name for each of its models");
+}
+
+std::vector<EnsembleMember> Translator::members() const {
+  if (!ensemble()) return {};
+  std::vector<const Seq2Seq*> pointers;
+  for (const Seq2Seq& m : models_) pointers.push_back(&m);
+  return make_ensemble(pointers, weights_);
 }
 
 const data::Tokenizer& Translator::text_tokenizer() const {
@@ -159,12 +162,7 @@ std::vector<std::vector<Hypothesis>> Translator::search(const std::vector<Source
   for (size_t i = 0; i < window.size(); ++i) parts[i].resize(window[i].pieces.size());
   const auto groups = o.batch_tokens > 0 ? token_sorted_batches(lengths, static_cast<size_t>(o.batch_tokens))
                                          : length_sorted_batches(lengths, static_cast<size_t>(o.batch));
-  std::vector<EnsembleMember> members;
-  if (ensemble()) {
-    std::vector<const Seq2Seq*> pointers;
-    for (const Seq2Seq& m : models_) pointers.push_back(&m);
-    members = make_ensemble(pointers, weights_);
-  }
+  const std::vector<EnsembleMember> members = this->members();
   const Shortlist* list = o.use_shortlist ? shortlist() : nullptr;
   const Seq2SeqCommon c = config();
   for (const auto& group : groups) {

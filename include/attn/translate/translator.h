@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "attn/data/tokenizer.h"
+#include "attn/decode/ensemble.h"
 #include "attn/decode/search.h"
 #include "attn/decode/shortlist.h"
 #include "attn/kernels/precision.h"
@@ -86,6 +87,8 @@ class Translator {
   // Whether searches go through the ensemble (several models, or weights given).
   bool ensemble() const { return models_.size() > 1 || !weights_.empty(); }
   const std::vector<double>& weights() const { return weights_; }
+  // The ensemble's members over the models, their weights checked (empty when not an ensemble).
+  std::vector<EnsembleMember> members() const;
 
   // Checks options against the models: the maximum length within their positions.
   void check_options(const TranslateOptions& o, const OptionNameOf& name_of) const;
