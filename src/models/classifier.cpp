@@ -12,6 +12,7 @@
 #include "attn/nn/positional_encoding.h"
 #include "attn/ops/add_layer_norm.h"
 #include "attn/ops/attention.h"
+#include "attn/models/config_keys.h"
 #include "config_fields.h"
 
 namespace attn {
@@ -98,18 +99,38 @@ const char* name(HeadSplit h) { return name_in(kHeadSplits, h); }
 void parse(std::string_view text, Pooling* out, std::string_view what) { *out = parse_in(kPoolings, text, what); }
 void parse(std::string_view text, HeadSplit* out, std::string_view what) { *out = parse_in(kHeadSplits, text, what); }
 
+namespace {
+
+std::vector<ConfigKey<ClassifierConfig>> make_classifier_keys() {
+  using C = ClassifierConfig;
+  const Limits& L = kLimits;
+  return {
+      {{"vocab", "vocabulary size, <PAD> <UNK> <CLS> included", between(4, L.vocab)}, [](C& c) -> Field { return &c.vocab; }},
+      {{"classes", "labels", between(2, L.vocab)}, [](C& c) -> Field { return &c.classes; }},
+      {{"pad_size", "every text cut or padded to this many tokens", between(1, L.positions)}, [](C& c) -> Field { return &c.pad_size; }},
+      {{"d_model", "embedding and model width", between(1, L.width)}, [](C& c) -> Field { return &c.d_model; }},
+      {{"heads", "attention heads (d_k = d_model / heads)", between(1, L.width)}, [](C& c) -> Field { return &c.heads; }},
+      {{"layers", "encoder layers (the seed's code: 2; its text: 5)", between(0, L.layers)}, [](C& c) -> Field { return &c.layers; }},
+      {{"d_ff", "FFN inner size", between(1, L.inner)}, [](C& c) -> Field { return &c.d_ff; }},
+      {{"dropout", "dropout after positions and on each sub-layer output", fraction_below_one()}, [](C& c) -> Field { return &c.dropout; }},
+      {{"pooling", "flatten ([batch, pad_size*d], the seed), mean or cls", {}, {"flatten", "mean", "cls"}}, [](C& c) -> Field { return &c.pooling; }},
+      {{"mask", "key-padding mask in attention (the seed has none)"}, [](C& c) -> Field { return &c.mask; }},
+      {{"head_split", "standard, or seed (the seed's view(batch*heads, -1, d_k))", {}, {"standard", "seed"}}, [](C& c) -> Field { return &c.head_split; }},
+      {{"freeze_embedding", "keep the pre-trained embeddings fixed"}, [](C& c) -> Field { return &c.freeze_embedding; }},
+  };
+}
+
+}  // namespace
+
+const std::vector<ConfigKey<ClassifierConfig>>& classifier_config_keys() {
+  static const std::vector<ConfigKey<ClassifierConfig>> keys = make_classifier_keys();
+  return keys;
+}
+
 void ClassifierConfig::validate() const {
-  using config_fields::check_size;
-  const config_fields::Limits& L = config_fields::kLimits;
-  check_size(vocab, "vocab", 4, L.vocab);
-  check_size(classes, "classes", 2, L.vocab);
-  check_size(pad_size, "pad_size", 1, L.positions);
-  check_size(d_model, "d_model", 1, L.width);
-  check(heads > 0 && d_model % heads == 0, "classifier: d_model ", d_model, " must be a positive multiple of heads ",
-        heads);
-  check_size(layers, "layers", 0, L.layers);
-  check_size(d_ff, "d_ff", 1, L.inner);
-  check(dropout >= 0.0f && dropout < 1.0f, "classifier: dropout must be in [0, 1), got ", dropout);
+  ClassifierConfig c = *this;
+  check_fields(bind(classifier_config_keys(), c), "classifier");
+  check(d_model % heads == 0, "classifier: d_model ", d_model, " must be a positive multiple of heads ", heads);
   check(!(mask && head_split == HeadSplit::seed), "classifier: a padding mask needs head_split standard (the seed's "
         "split mixes positions within a head)");
   const double d = static_cast<double>(d_model);
@@ -120,34 +141,13 @@ void ClassifierConfig::validate() const {
 }
 
 nlohmann::json classifier_config_to_json(const ClassifierConfig& c) {
-  return {{"vocab", c.vocab},     {"classes", c.classes},
-          {"pad_size", c.pad_size}, {"d_model", c.d_model},
-          {"heads", c.heads},     {"layers", c.layers},
-          {"d_ff", c.d_ff},       {"dropout", c.dropout},
-          {"pooling", name(c.pooling)}, {"mask", c.mask},
-          {"head_split", name(c.head_split)}, {"freeze_embedding", c.freeze_embedding}};
+  ClassifierConfig copy = c;
+  return fields_json(bind(classifier_config_keys(), copy));
 }
 
 ClassifierConfig classifier_config_from_json(const nlohmann::json& j, const std::string& source) {
-  using namespace config_fields;
-  check(j.is_object(), source, ": the configuration must be a JSON object");
-  const Limits& L = kLimits;
   ClassifierConfig c;
-  for (const auto& [k, v] : j.items()) {
-    if (k == "vocab") c.vocab = read_int(v, k, source, 4, L.vocab);
-    else if (k == "classes") c.classes = read_int(v, k, source, 2, L.vocab);
-    else if (k == "pad_size") c.pad_size = read_int(v, k, source, 1, L.positions);
-    else if (k == "d_model") c.d_model = read_int(v, k, source, 1, L.width);
-    else if (k == "heads") c.heads = read_int(v, k, source, 1, L.width);
-    else if (k == "layers") c.layers = read_int(v, k, source, 0, L.layers);
-    else if (k == "d_ff") c.d_ff = read_int(v, k, source, 1, L.inner);
-    else if (k == "dropout") c.dropout = static_cast<float>(read_number(v, k, source, 0, 1, true));
-    else if (k == "pooling") parse(read_string(v, k, source), &c.pooling, source + ": pooling");
-    else if (k == "mask") c.mask = read_bool(v, k, source);
-    else if (k == "head_split") parse(read_string(v, k, source), &c.head_split, source + ": head_split");
-    else if (k == "freeze_embedding") c.freeze_embedding = read_bool(v, k, source);
-    else fail(source, ": unknown classifier key '", k, "'");
-  }
+  config_fields::read_fields(j, bind(classifier_config_keys(), c), {}, source, "a classifier");
   try {
     c.validate();
   } catch (const Error& e) {

@@ -2,43 +2,33 @@
 
 #include <unistd.h>
 
-#include <cmath>
+#include "attn/error.h"
 
 namespace attn::config_fields {
 
-int64_t read_int(const nlohmann::json& v, const std::string& key, const std::string& source, int64_t lo, int64_t hi) {
-  check(v.is_number_integer(), source, ": key '", key, "' must be an integer, got ", v.dump());
-  if (v.is_number_unsigned()) {
-    uint64_t u = v.get<uint64_t>();
-    check(u <= static_cast<uint64_t>(hi), source, ": key '", key, "' must be in [", lo, ", ", hi, "], got ", u);
-    return static_cast<int64_t>(u);
+const std::set<std::string>& not_the_networks() {
+  static const std::set<std::string> keys = {"model", "task", "tokenizer", "training", "precision", "int8_weight_max"};
+  return keys;
+}
+
+void read_fields(const nlohmann::json& j, const std::vector<BoundKey>& keys, const std::set<std::string>& skipped,
+                 const std::string& source, const std::string& family) {
+  check(j.is_object(), source, ": the configuration must be a JSON object");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (skipped.count(it.key())) continue;
+    const BoundKey* k = find_key(keys, it.key());
+    check(k != nullptr, source, ": unknown key '", it.key(), "' for ", family);
+    set_field(*k, it.value(), source);
   }
-  int64_t x = v.get<int64_t>();
-  check(x >= lo && x <= hi, source, ": key '", key, "' must be in [", lo, ", ", hi, "], got ", x);
-  return x;
 }
 
-double read_number(const nlohmann::json& v, const std::string& key, const std::string& source, double lo, double hi,
-                   bool hi_open) {
-  check(v.is_number(), source, ": key '", key, "' must be a number, got ", v.dump());
-  double x = v.get<double>();
-  check(std::isfinite(x) && x >= lo && (hi_open ? x < hi : x <= hi), source, ": key '", key, "' must be in [", lo,
-        ", ", hi, hi_open ? ")" : "]", ", got ", v.dump());
-  return x;
-}
-
-bool read_bool(const nlohmann::json& v, const std::string& key, const std::string& source) {
-  check(v.is_boolean(), source, ": key '", key, "' must be true or false, got ", v.dump());
-  return v.get<bool>();
-}
-
-std::string read_string(const nlohmann::json& v, const std::string& key, const std::string& source) {
-  check(v.is_string(), source, ": key '", key, "' must be a string, got ", v.dump());
-  return v.get<std::string>();
-}
-
-void check_size(int64_t value, const char* what, int64_t lo, int64_t hi) {
-  check(value >= lo && value <= hi, "config: ", what, " must be in [", lo, ", ", hi, "], got ", value);
+void check_family(const nlohmann::json& j, ModelKind kind, const std::string& source, const char* load_it_as) {
+  if (!j.is_object() || !j.contains("model")) return;
+  const nlohmann::json& v = j["model"];
+  check(v.is_string(), source, ": key 'model' must be a string, got ", v.dump());
+  ModelKind named;
+  parse(v.get<std::string>(), &named, source + ": model");
+  check(named == kind, source, ": model is '", name(named), "', not ", load_it_as);
 }
 
 void check_fits_in_memory(double parameters, const char* family) {

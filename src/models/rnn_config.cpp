@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/error.h"
+#include "attn/models/config_keys.h"
 #include "config_fields.h"
 
 namespace attn {
@@ -23,13 +24,31 @@ double approximate_parameters(const RnnConfig& c) {
   return embed + encoder + decoder + d * (d + out) * 2 + generator;
 }
 
+std::vector<ConfigKey<RnnConfig>> make_rnn_keys() {
+  using C = RnnConfig;
+  std::vector<ConfigKey<C>> keys = config_fields::shared_seq2seq_keys<C>();
+  keys.push_back({{"rnn_cell", "rnn: the recurrent cell", {}, {"lstm", "gru"}}, [](C& c) -> Field { return &c.cell; }});
+  keys.push_back({{"bidirectional", "rnn: bidirectional encoder"}, [](C& c) -> Field { return &c.bidirectional; }});
+  keys.push_back({{"encoder_hidden", "rnn: units per encoder direction (0: d_model / directions)",
+                   between(0, kLimits.width)}, [](C& c) -> Field { return &c.encoder_hidden; }});
+  keys.push_back({{"input_feeding", "rnn: the attention context c_t is part of the decoder's input"},
+                  [](C& c) -> Field { return &c.input_feeding; }});
+  return keys;
+}
+
 }  // namespace
 
+const std::vector<ConfigKey<RnnConfig>>& rnn_config_keys() {
+  static const std::vector<ConfigKey<RnnConfig>> keys = make_rnn_keys();
+  return keys;
+}
+
 void RnnConfig::validate() const {
+  RnnConfig c = *this;
+  check_fields(bind(rnn_config_keys(), c), "config");
   config_fields::validate_shared(*this);
   check(encoder_layers == decoder_layers, "config: model rnn needs encoder_layers == decoder_layers (decoder ",
         "layer l starts from encoder layer l's state), got ", encoder_layers, " and ", decoder_layers);
-  config_fields::check_size(encoder_hidden, "encoder_hidden", 0, config_fields::kLimits.width);
   check(encoder_hidden > 0 || d_model % directions() == 0, "config: a bidirectional encoder with ",
         "encoder_hidden 0 needs an even d_model, got ", d_model);
   check(encoder_out() == d_model || score == ScoreKind::additive || score == ScoreKind::bilinear, "config: score ",
@@ -39,25 +58,9 @@ void RnnConfig::validate() const {
 }
 
 RnnConfig rnn_config_from_json(const nlohmann::json& j, const std::string& source) {
-  using namespace config_fields;
-  check(j.is_object(), source, ": the configuration must be a JSON object");
+  config_fields::check_family(j, ModelKind::rnn, source, "an RNN");
   RnnConfig c;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& k = it.key();
-    const nlohmann::json& v = it.value();
-    if (read_shared_key(k, v, c, source)) continue;
-    if (k == "rnn_cell") parse(read_string(v, k, source), &c.cell, source + ": rnn_cell");
-    else if (k == "bidirectional") c.bidirectional = read_bool(v, k, source);
-    else if (k == "encoder_hidden") c.encoder_hidden = read_int(v, k, source, 0, kLimits.width);
-    else if (k == "input_feeding") c.input_feeding = read_bool(v, k, source);
-    else if (k == "model") {
-      ModelKind kind;
-      parse(read_string(v, k, source), &kind, source + ": model");
-      check(kind == ModelKind::rnn, source, ": model is '", name(kind), "', not an RNN");
-    } else if (k == "task" || k == "tokenizer" || k == "training" || k == "precision" || k == "int8_weight_max")
-      continue;  // not the network's
-    else fail(source, ": unknown key '", k, "' for model rnn");
-  }
+  config_fields::read_fields(j, bind(rnn_config_keys(), c), config_fields::not_the_networks(), source, "model rnn");
   try {
     c.validate();
   } catch (const Error& e) {
@@ -67,13 +70,9 @@ RnnConfig rnn_config_from_json(const nlohmann::json& j, const std::string& sourc
 }
 
 nlohmann::json rnn_config_to_json(const RnnConfig& c) {
-  nlohmann::json j = {{"model", name(ModelKind::rnn)}};
-  config_fields::write_shared_keys(c, j);
-  j["score"] = score_name(c.score);
-  j["rnn_cell"] = name(c.cell);
-  j["bidirectional"] = c.bidirectional;
-  j["encoder_hidden"] = c.encoder_hidden;
-  j["input_feeding"] = c.input_feeding;
+  RnnConfig copy = c;
+  nlohmann::json j = fields_json(bind(rnn_config_keys(), copy));
+  j["model"] = name(ModelKind::rnn);
   return j;
 }
 

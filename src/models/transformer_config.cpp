@@ -4,6 +4,7 @@
 
 #include "attn/enum_names.h"
 #include "attn/error.h"
+#include "attn/models/config_keys.h"
 #include "config_fields.h"
 
 namespace attn {
@@ -39,36 +40,52 @@ void parse(std::string_view text, ScoreKind* out, std::string_view what) {
   *out = parse_in(kinds, text, what);
 }
 
+namespace {
+
+std::vector<ConfigKey<TransformerConfig>> make_transformer_keys() {
+  using C = TransformerConfig;
+  const Limits& L = kLimits;
+  std::vector<ConfigKey<C>> keys = config_fields::shared_seq2seq_keys<C>();
+  keys.push_back({{"heads", "h, attention heads (d_k = d_v = d_model / h)", between(1, L.width)},
+                  [](C& c) -> Field { return &c.heads; }});
+  keys.push_back({{"d_ff", "inner size of the position-wise FFN", between(1, L.inner)},
+                  [](C& c) -> Field { return &c.d_ff; }});
+  keys.push_back({{"norm_first", "pre-LN (LayerNorm before each sub-layer) instead of post-LN"},
+                  [](C& c) -> Field { return &c.norm_first; }});
+  keys.push_back({{"positions", "position encoding", {}, {"sinusoidal", "learned"}},
+                  [](C& c) -> Field { return &c.positions; }});
+  keys.push_back({{"activation", "activation of the FFN", {}, {"relu", "gelu"}},
+                  [](C& c) -> Field { return &c.activation; }});
+  return keys;
+}
+
+}  // namespace
+
+const std::vector<ConfigKey<TransformerConfig>>& transformer_config_keys() {
+  static const std::vector<ConfigKey<TransformerConfig>> keys = make_transformer_keys();
+  return keys;
+}
+
 void TransformerConfig::validate() const {
+  TransformerConfig c = *this;
+  check_fields(bind(transformer_config_keys(), c), "config");
   config_fields::validate_shared(*this);
-  check(heads > 0 && d_model % heads == 0, "config: d_model ", d_model, " must be a positive multiple of heads ",
-        heads);
-  config_fields::check_size(d_ff, "d_ff", 1, config_fields::kLimits.inner);
+  check(d_model % heads == 0, "config: d_model ", d_model, " must be a positive multiple of heads ", heads);
   config_fields::check_fits_in_memory(approximate_parameters(*this), "Transformer");
 }
 
 TransformerConfig transformer_config_from_json(const nlohmann::json& j, const std::string& source) {
-  using namespace config_fields;
-  check(j.is_object(), source, ": the configuration must be a JSON object");
+  config_fields::check_family(j, ModelKind::transformer, source,
+                              "a Transformer (load it as a translation model: load_seq2seq)");
   TransformerConfig c;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& k = it.key();
-    const nlohmann::json& v = it.value();
-    if (read_shared_key(k, v, c, source)) continue;
-    if (k == "heads") c.heads = read_int(v, k, source, 1, kLimits.width);
-    else if (k == "d_ff" || k == "ff") c.d_ff = read_int(v, k, source, 1, kLimits.inner);
-    else if (k == "norm_first") c.norm_first = read_bool(v, k, source);
-    else if (k == "positions") parse(read_string(v, k, source), &c.positions, source + ": positions");
-    else if (k == "activation") parse(read_string(v, k, source), &c.activation, source + ": activation");
-    else if (k == "model") {
-      ModelKind kind;
-      parse(read_string(v, k, source), &kind, source + ": model");
-      check(kind == ModelKind::transformer, source, ": model is '", name(kind),
-            "', not a Transformer (load it as a translation model: load_seq2seq)");
-    } else if (k == "task" || k == "tokenizer" || k == "training" || k == "precision" || k == "int8_weight_max")
-      continue;  // not the network's
-    else fail(source, ": unknown key '", k, "'");
+  nlohmann::json named = j;
+  if (named.is_object() && named.contains("ff")) {  // torch_ref.py's name of d_ff
+    check(!named.contains("d_ff"), source, ": both 'ff' and 'd_ff' are given");
+    named["d_ff"] = named["ff"];
+    named.erase("ff");
   }
+  config_fields::read_fields(named, bind(transformer_config_keys(), c), config_fields::not_the_networks(), source,
+                             "a Transformer (an RNN's keys need \"model\": \"rnn\")");
   try {
     c.validate();
   } catch (const Error& e) {
@@ -78,14 +95,9 @@ TransformerConfig transformer_config_from_json(const nlohmann::json& j, const st
 }
 
 nlohmann::json transformer_config_to_json(const TransformerConfig& c) {
-  nlohmann::json j = {{"model", name(ModelKind::transformer)}};
-  config_fields::write_shared_keys(c, j);
-  j["heads"] = c.heads;
-  j["d_ff"] = c.d_ff;
-  j["norm_first"] = c.norm_first;
-  j["positions"] = name(c.positions);
-  j["activation"] = name(c.activation);
-  if (c.score != ScoreKind::scaled_dot) j["score"] = score_name(c.score);
+  TransformerConfig copy = c;
+  nlohmann::json j = fields_json(bind(transformer_config_keys(), copy));
+  j["model"] = name(ModelKind::transformer);
   return j;
 }
 

@@ -15,12 +15,6 @@ double process_cpu_seconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-BudgetClock parse_budget_clock(const std::string& name) {
-  if (name == "wall") return BudgetClock::wall;
-  if (name == "cpu") return BudgetClock::cpu;
-  fail("train.clock must be wall or cpu, got '", name, "'");
-}
-
 Stopwatch::Stopwatch(BudgetClock clock)
     : clock_(clock), wall_start_(std::chrono::steady_clock::now()),
       cpu_start_(process_cpu_seconds()) {}

@@ -8,9 +8,9 @@
 namespace attn {
 namespace {
 
-// Sizes are bounded well above any model this CPU trains, low enough to catch a typo.
-constexpr double kMaxWidth = kLimits.width, kMaxLayers = kLimits.layers, kMaxInner = kLimits.inner,
-                 kMaxPositions = kLimits.positions, kMaxVocab = kLimits.vocab, kMaxTokens = 1 << 24;
+// Sizes are bounded well above any model this CPU trains, low enough to catch a typo (the model.*
+// keys by the model configs' own tables).
+constexpr double kMaxVocab = kLimits.vocab, kMaxTokens = 1 << 24;
 const std::vector<std::string> kSchedules = {"noam", "constant", "inverse_sqrt"};
 const std::vector<std::string> kClocks = {"wall", "cpu"};
 const std::string kPrecisionHelp =
@@ -46,22 +46,6 @@ std::vector<ConfigKey<T>> translation_data_model_keys() {
                       "small, medium, base. model.d_model, heads, encoder_layers, decoder_layers and d_ff override a "
                       "size's; any of them given, or no train.max_minutes, means no auto (small, the defaults below)",
         {}, {"auto", "tiny", "small", "medium", "base"}}, [](T& r) -> Field { return &r.model.size; }},
-      {{"model.score", "attention score: scaled_dot, dot, additive (Bahdanau) or bilinear (Luong general); additive for rnn unless given", {}, {"scaled_dot", "dot", "additive", "bilinear"}}, [](T& r) -> Field { return &r.model.transformer.score; }},
-      {{"model.rnn_cell", "rnn: the recurrent cell", {}, {"lstm", "gru"}}, [](T& r) -> Field { return &r.model.rnn.cell; }},
-      {{"model.bidirectional", "rnn: bidirectional encoder"}, [](T& r) -> Field { return &r.model.rnn.bidirectional; }},
-      {{"model.encoder_hidden", "rnn: units per encoder direction (0: d_model / directions)", between(0, kMaxWidth)}, [](T& r) -> Field { return &r.model.rnn.encoder_hidden; }},
-      {{"model.input_feeding", "rnn: the attention context c_t is part of the decoder's input"}, [](T& r) -> Field { return &r.model.rnn.input_feeding; }},
-      {{"model.d_model", "d_model (rnn: embedding and decoder size)", between(1, kMaxWidth)}, [](T& r) -> Field { return &r.model.transformer.d_model; }},
-      {{"model.heads", "h, attention heads (d_k = d_model / h)", between(1, 1024)}, [](T& r) -> Field { return &r.model.transformer.heads; }},
-      {{"model.encoder_layers", "N of the encoder", between(0, kMaxLayers)}, [](T& r) -> Field { return &r.model.transformer.encoder_layers; }},
-      {{"model.decoder_layers", "N of the decoder", between(1, kMaxLayers)}, [](T& r) -> Field { return &r.model.transformer.decoder_layers; }},
-      {{"model.d_ff", "inner size of the position-wise FFN", between(1, kMaxInner)}, [](T& r) -> Field { return &r.model.transformer.d_ff; }},
-      {{"model.dropout", "P_drop: embeddings, attention weights, FFN inner, sub-layer outputs", fraction_below_one()}, [](T& r) -> Field { return &r.model.transformer.dropout; }},
-      {{"model.norm_first", "pre-LN (LayerNorm before each sub-layer) instead of post-LN"}, [](T& r) -> Field { return &r.model.transformer.norm_first; }},
-      {{"model.tie_output", "output projection tied to the target embedding"}, [](T& r) -> Field { return &r.model.transformer.tie_output; }},
-      {{"model.positions", "position encoding", {}, {"sinusoidal", "learned"}}, [](T& r) -> Field { return &r.model.transformer.positions; }},
-      {{"model.activation", "activation of the FFN", {}, {"relu", "gelu"}}, [](T& r) -> Field { return &r.model.transformer.activation; }},
-      {{"model.max_len", "longest sequence the positions cover", between(1, kMaxPositions)}, [](T& r) -> Field { return &r.model.transformer.max_len; }},
   };
 }
 
@@ -103,17 +87,38 @@ std::vector<ConfigKey<T>> translation_train_keys() {
   };
 }
 
+TransformerConfig& transformer_of(T& r) { return r.model.transformer; }
+RnnConfig& rnn_of(T& r) { return r.model.rnn; }
+
+// The model.* keys of a translation run are the model configs' own keys (their ranges, words and
+// help). The sizes, dropout, tie_output, max_len and score set the Transformer's fields, which an
+// RNN copies (model_config); vocabularies and special ids come from the tokenizer, and
+// share_embeddings is always on (one SentencePiece model for both sides).
+void add_translation_model_keys(std::vector<ConfigKey<T>>& keys) {
+  for (const char* key : {"score"})
+    keys.push_back(nested_key(transformer_config_keys(), key, "model.", transformer_of));
+  for (const char* key : {"rnn_cell", "bidirectional", "encoder_hidden", "input_feeding"})
+    keys.push_back(nested_key(rnn_config_keys(), key, "model.", rnn_of));
+  for (const char* key : {"d_model", "heads", "encoder_layers", "decoder_layers", "d_ff", "dropout", "norm_first",
+                          "tie_output", "positions", "activation", "max_len"})
+    keys.push_back(nested_key(transformer_config_keys(), key, "model.", transformer_of));
+}
+
 std::vector<ConfigKey<T>> make_translation_keys() {
   std::vector<ConfigKey<T>> keys = translation_data_model_keys();
+  add_translation_model_keys(keys);
   for (ConfigKey<T>& k : translation_train_keys()) keys.push_back(std::move(k));
   return keys;
 }
 
 using C = ClassificationRun;
 
-// Task classification: seed 002's classifier; the defaults are the seed's configuration.
+ClassifierConfig& classifier_of(C& r) { return r.o.model; }
+
+// Task classification: seed 002's classifier; the defaults are the seed's configuration. Its
+// model.* keys are the classifier config's own (vocab and classes come from the data).
 std::vector<ConfigKey<C>> make_classification_keys() {
-  return {
+  std::vector<ConfigKey<C>> keys = {
       {{"model_dir", "output directory: config.json, model.safetensors, vocab.txt, checkpoints, train_log.jsonl"}, [](C& r) -> Field { return &r.o.model_dir; }},
       {{"data.train", "training texts, label<TAB>text a line"}, [](C& r) -> Field { return &r.o.train; }},
       {{"data.dev", "dev texts (empty: no validation)"}, [](C& r) -> Field { return &r.o.dev; }},
@@ -122,16 +127,11 @@ std::vector<ConfigKey<C>> make_classification_keys() {
       {{"data.max_vocab", "vocabulary size cap, <PAD> <UNK> <CLS> included", between(4, kMaxVocab)}, [](C& r) -> Field { return &r.o.vocab.max_size; }},
       {{"data.min_count", "tokens seen fewer times in training become <UNK>", at_least(1)}, [](C& r) -> Field { return &r.o.vocab.min_count; }},
       {{"data.embeddings", "pre-trained [vocab, d_model] table: .npz (aligned by id) or word2vec text"}, [](C& r) -> Field { return &r.o.embeddings; }},
-      {{"model.pad_size", "every text cut or padded to this many tokens", between(1, kMaxPositions)}, [](C& r) -> Field { return &r.o.model.pad_size; }},
-      {{"model.d_model", "embedding and model width", between(1, kMaxWidth)}, [](C& r) -> Field { return &r.o.model.d_model; }},
-      {{"model.heads", "attention heads", between(1, 1024)}, [](C& r) -> Field { return &r.o.model.heads; }},
-      {{"model.layers", "encoder layers (the seed's code: 2; its text: 5)", between(0, kMaxLayers)}, [](C& r) -> Field { return &r.o.model.layers; }},
-      {{"model.d_ff", "FFN inner size", between(1, kMaxInner)}, [](C& r) -> Field { return &r.o.model.d_ff; }},
-      {{"model.dropout", "dropout after positions and on each sub-layer output", fraction_below_one()}, [](C& r) -> Field { return &r.o.model.dropout; }},
-      {{"model.pooling", "flatten ([batch, pad_size*d], the seed), mean or cls", {}, {"flatten", "mean", "cls"}}, [](C& r) -> Field { return &r.o.model.pooling; }},
-      {{"model.mask", "key-padding mask in attention (the seed has none)"}, [](C& r) -> Field { return &r.o.model.mask; }},
-      {{"model.head_split", "standard, or seed (the seed's view(batch*heads, -1, d_k))", {}, {"standard", "seed"}}, [](C& r) -> Field { return &r.o.model.head_split; }},
-      {{"model.freeze_embedding", "keep the pre-trained embeddings fixed"}, [](C& r) -> Field { return &r.o.model.freeze_embedding; }},
+  };
+  for (const char* key : {"pad_size", "d_model", "heads", "layers", "d_ff", "dropout", "pooling", "mask", "head_split",
+                          "freeze_embedding"})
+    keys.push_back(nested_key(classifier_config_keys(), key, "model.", classifier_of));
+  std::vector<ConfigKey<C>> train = {
       {{"train.batch", "texts per batch", between(1, kMaxTokens)}, [](C& r) -> Field { return &r.o.batch; }},
       {{"train.schedule", "learning-rate schedule (the seed: constant)", {}, kSchedules}, [](C& r) -> Field { return &r.o.schedule.kind; }},
       {{"train.lr", "learning rate (peak for inverse_sqrt)", above(0)}, [](C& r) -> Field { return &r.o.schedule.lr; }},
@@ -159,6 +159,8 @@ std::vector<ConfigKey<C>> make_classification_keys() {
       {{"train.allreduce_bucket_kb", kBucketHelp, between(1, 1 << 21)}, [](C& r) -> Field { return &r.o.allreduce.bucket_kb; }},
       {{"train.allreduce_overlap", kOverlapHelp}, [](C& r) -> Field { return &r.o.allreduce.overlap; }},
   };
+  keys.insert(keys.end(), train.begin(), train.end());
+  return keys;
 }
 
 // model.size: a named size gives the dimensions no model.* key gave. Returns whether the trainer

@@ -17,6 +17,10 @@
 
 namespace attn {
 
+// The checkpoints a run keeps unless told (train.keep_checkpoints of every task): the newest few, so a
+// run can resume from one of them while a crash during a write leaves an older one whole.
+inline constexpr int kKeepCheckpoints = 5;
+
 // Writes the checkpoint of `step` under root/checkpoints/ and deletes all but the newest `keep`
 // (keep <= 0 keeps all). `ema`, when not empty, is the weights' moving average (train/ema.h), kept
 // in ema.safetensors. Returns its path.

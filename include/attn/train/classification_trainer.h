@@ -12,6 +12,7 @@
 #include "attn/data/char_vocab.h"
 #include "attn/models/classifier.h"
 #include "attn/train/adam.h"
+#include "attn/train/checkpoint.h"
 #include "attn/train/distributed.h"
 #include "attn/train/schedule.h"
 #include "attn/train/progress.h"
@@ -40,7 +41,7 @@ struct ClassificationTrainOptions {
   int64_t patience = 1000;        // batches without a better dev loss before stopping (0: never; seed: 1000)
   int64_t log_every = 50;
   int64_t checkpoint_every = 0;   // batches (0: at the end of each epoch)
-  int keep_checkpoints = 2;
+  int keep_checkpoints = kKeepCheckpoints;
   int64_t max_bad_steps = 5;      // NaN/Inf steps in a row (each skipped) that end the run with an error
   uint64_t seed = 1;
   Precision precision = Precision::fp32;  // of the products in training (fp32 or bf16); validation runs in fp32

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/train/adam.h"
+#include "attn/train/checkpoint.h"
 #include "attn/train/distributed.h"
 #include "attn/train/progress.h"
 
@@ -29,7 +30,7 @@ struct LoopOptions {
   int64_t checkpoint_every = 0;    // steps between checkpoints (0: none by steps)
   double checkpoint_minutes = 0.0; // minutes between checkpoints (0: none by time)
   bool checkpoint_each_epoch = false;
-  int keep_checkpoints = 3;
+  int keep_checkpoints = kKeepCheckpoints;
   // Steps whose loss (or gradient) is NaN or infinite are skipped without an update; this many in
   // a row end the run with an error, the checkpoints of the good steps untouched.
   int64_t max_bad_steps = 5;

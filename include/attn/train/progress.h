@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attn/budget_clock.h"
+
 namespace attn {
 
 // Seconds as "1h02m", "3m05s", "42s".
@@ -17,13 +19,6 @@ std::string format_duration(double seconds);
 
 // CPU time used by this process so far, all threads (seconds): the figure to compare on a loaded machine.
 double process_cpu_seconds();
-
-// The clock a training budget (train.max_minutes, decay, checkpoint_minutes, elapsed) runs on:
-// wall time, or this process's CPU time summed over threads, which a shared or oversubscribed
-// machine (other jobs, a hypervisor's steal time) does not stretch. On a quiet machine one thread's
-// CPU time equals its wall time; with T threads it is up to T times the wall time.
-enum class BudgetClock { wall, cpu };
-BudgetClock parse_budget_clock(const std::string& name);  // "wall" or "cpu"; anything else is an error
 
 // Seconds since construction on the chosen clock.
 class Stopwatch {

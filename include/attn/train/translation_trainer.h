@@ -9,6 +9,7 @@
 #include "attn/kernels/precision.h"
 #include "attn/models/scheduled_sampling.h"
 #include "attn/models/seq2seq.h"
+#include "attn/train/checkpoint.h"
 #include "attn/train/distributed.h"
 #include "attn/train/schedule.h"
 #include "attn/train/progress.h"
@@ -55,7 +56,7 @@ struct TranslationTrainOptions {
   int64_t log_every = 50;
   int64_t checkpoint_every = 0;      // steps (0: by time only)
   double checkpoint_minutes = 15.0;  // 0: by steps only
-  int keep_checkpoints = 5;
+  int keep_checkpoints = kKeepCheckpoints;
   int64_t max_bad_steps = 5;         // NaN/Inf steps in a row (each skipped) that end the run with an error
   int64_t validate_every = 500;      // steps; 0: only at the end
   int patience = 0;                  // early stopping after this many validations without a better BLEU
