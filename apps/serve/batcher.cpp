@@ -8,12 +8,14 @@
 namespace attn::serve {
 
 Batcher::Batcher(BatchLimits limits, Run run, std::function<void()> setup,
-                 std::function<void(const BatchStats&)> on_batch, MakeStream make_stream)
+                 std::function<void(const BatchStats&)> on_batch, MakeStream make_stream,
+                 std::function<void()> on_idle)
     : limits_(limits),
       run_(std::move(run)),
       setup_(std::move(setup)),
       on_batch_(std::move(on_batch)),
-      make_stream_(limits.batching ? std::move(make_stream) : MakeStream{}) {
+      make_stream_(limits.batching ? std::move(make_stream) : MakeStream{}),
+      on_idle_(std::move(on_idle)) {
   const size_t n = limits_.batching ? static_cast<size_t>(std::max(1, limits_.batchers)) : 1;
   load_.assign(n, 0);
   for (size_t i = 0; i < n; ++i) threads_.emplace_back([this, i] { loop(i); });
@@ -48,15 +50,28 @@ void Batcher::stop() {
     if (t.joinable()) t.join();
 }
 
+void Batcher::wait_for_work(std::unique_lock<std::mutex>& lock, bool& worked) {
+  const auto ready = [&] { return !forming_ && (stopping_ || !queue_.empty()); };
+  if (worked && on_idle_ && !changed_.wait_for(lock, kIdleAfter, ready)) {
+    worked = false;
+    lock.unlock();
+    on_idle_();
+    lock.lock();
+  }
+  changed_.wait(lock, ready);
+}
+
 void Batcher::loop(size_t thread) {
   if (setup_) setup_();
   const std::unique_ptr<Stream> stream = make_stream_ ? make_stream_() : nullptr;
   std::unique_lock<std::mutex> lock(mutex_);
+  bool worked = false;
   for (;;) {
     if (!stream || stream->sentences() == 0) {
-      changed_.wait(lock, [&] { return !forming_ && (stopping_ || !queue_.empty()); });
+      wait_for_work(lock, worked);
       if (queue_.empty()) return;  // stopping, and everything queued is taken
     }
+    worked = true;
     if (stream) join(*stream, thread);
     if (stream && stream->sentences() > 0) {
       load_[thread] = stream->sentences();

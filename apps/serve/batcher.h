@@ -75,13 +75,16 @@ class Batcher {
  public:
   // run computes a batch and finishes each of its jobs; an exception it throws finishes the
   // jobs left unanswered with a 500. setup runs first on the batcher's thread (threads, denormals);
-  // on_batch is told of each batch computed.
+  // on_batch is told of each batch computed; on_idle runs on a thread that has worked and then
+  // found nothing to do for kIdleAfter (the server hands freed memory back to the system there).
   using Run = std::function<void(const std::vector<std::shared_ptr<Job>>&)>;
   // make_stream (may be empty): each thread's continuous batch, when batching is on.
   using MakeStream = std::function<std::unique_ptr<Stream>()>;
   Batcher(BatchLimits limits, Run run, std::function<void()> setup = {},
-          std::function<void(const BatchStats&)> on_batch = {}, MakeStream make_stream = {});
+          std::function<void(const BatchStats&)> on_batch = {}, MakeStream make_stream = {},
+          std::function<void()> on_idle = {});
   ~Batcher();
+  static constexpr std::chrono::milliseconds kIdleAfter{200};
   Batcher(const Batcher&) = delete;
   Batcher& operator=(const Batcher&) = delete;
 
@@ -98,12 +101,16 @@ class Batcher {
   // Moves the queued jobs `stream` accepts into it (under the lock), oldest first.
   void join(Stream& stream, size_t thread);
   void step(Stream& stream);
+  // Waits (under the lock) until there is work or the batcher stops; runs on_idle once when a
+  // thread that has worked (`worked`, then cleared) waits kIdleAfter without any.
+  void wait_for_work(std::unique_lock<std::mutex>& lock, bool& worked);
 
   const BatchLimits limits_;
   const Run run_;
   const std::function<void()> setup_;
   const std::function<void(const BatchStats&)> on_batch_;
   const MakeStream make_stream_;
+  const std::function<void()> on_idle_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::shared_ptr<Job>> queue_;

@@ -49,7 +49,10 @@ Service::Service(std::vector<std::unique_ptr<ServedModel>> models, const Service
         [model, group = options.batch.max_batch_sentences](const std::vector<std::shared_ptr<Job>>& b) {
           compute_batch(*model, b, group);
         },
-        setup, on_batch, [model] { return translation_stream(*model); });
+        setup, on_batch, [model] { return translation_stream(*model); },
+        // and when the traffic stops, so an idle server holds only what it keeps (tests/serve/load_test.cpp
+        // measures it there)
+        [] { malloc_trim(0); });
   }
 }
 
