@@ -12,6 +12,7 @@
 
 #include "attn/kernels/precision.h"
 #include "attn/models/seq2seq.h"
+#include "attn/option_table.h"
 #include "attn/translate/options.h"  // parse_whole, parse_weights
 
 namespace attn::cli {
@@ -49,5 +50,24 @@ Precision model_precision(const std::string& flag, const std::string& model_dir)
 CLI::Option* add_batch(CLI::App& app, int& n, const std::string& help);
 // --beam K: the beam size, 1 (greedy) .. 1024.
 CLI::Option* add_beam(CLI::App& app, int& k);
+
+// Every option of a table of whole numbers (option_table.h) that the command line takes, as a
+// flag of `app` with the table's help and default, whose value `b` sets (checked by the library
+// as it is set, the message naming the flag).
+template <class Options>
+void add_option_flags(CLI::App& app, WholeOptionsBuilder<Options>& b, const std::vector<WholeOption<Options>>& fields) {
+  for (const WholeOption<Options>& f : fields) {
+    if ((f.front_ends & kCli) == 0) continue;
+    app.add_option_function<std::string>(f.flag, [&b, &f](const std::string& text) { b.set(f, text); }, f.help)
+        ->type_name("N")
+        ->default_str(std::to_string(f.default_value()));
+  }
+}
+
+// How the command line names an option of such a table in its messages: its flag.
+template <class Options>
+std::string flag_of(const WholeOption<Options>& f) {
+  return f.flag;
+}
 
 }  // namespace attn::cli

@@ -3,6 +3,7 @@
 //   attn score --model M --ids --src source.ids --tgt target.ids [--batch 32] [--precision fp32|bf16|int8]
 //   attn score --model M --src source.txt --tgt target.txt        (text: the model's SentencePiece model)
 //   attn score --model A --model B [--weights 0.6,0.4] ...         (an ensemble: sum_m w_m score_m)
+// --batch is the library's table of scoring options (translate/score_options.h).
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -22,6 +23,7 @@
 #include "attn/models/model_dir.h"
 #include "attn/models/seq2seq.h"
 #include "attn/runtime.h"
+#include "attn/translate/score_options.h"
 #include "attn/translate/translator.h"
 
 namespace attn::cli {
@@ -56,7 +58,7 @@ int run_score(int argc, char** argv) {
   std::vector<std::string> model_dirs;
   std::string src_path, tgt_path, precision_flag, weights_flag;
   bool ids = false;
-  int batch = 32, threads = 0;
+  int threads = 0;
   add_repeated(args, "--model", model_dirs, "model directory (config.json + model.safetensors); twice or more: "
                "an ensemble")->type_name("DIR")->required();
   args.add_option("--weights", weights_flag, "ensemble: comma-separated weights of the models' log-probs "
@@ -64,7 +66,8 @@ int run_score(int argc, char** argv) {
   args.add_flag("--ids", ids, "the files hold token ids, one sentence a line");
   add_text(args, "--src", src_path, "source file")->required();
   add_text(args, "--tgt", tgt_path, "target file, as many lines as the source")->required();
-  add_batch(args, batch, "sentence pairs scored together");
+  ScoreOptionsBuilder options(flag_of<ScoreOptions>);
+  add_option_flags(args, options, score_option_fields());
   CLI::Option* threads_given = add_threads(args, threads, "all cores");
   add_precision(args, precision_flag);
   if (!parse(args, argc, argv)) return 0;
@@ -94,7 +97,7 @@ int run_score(int argc, char** argv) {
     check(!all_pad, src_path, ":", i + 1, ": empty source line, or only padding ids ",
           config.pad_id, " (nothing to condition on)");
   }
-  for (double t : translator.score(sources, targets, batch)) std::printf("%.6f\n", t);
+  for (double t : translator.score(sources, targets, static_cast<int>(options.options().batch))) std::printf("%.6f\n", t);
   return 0;
 }
 

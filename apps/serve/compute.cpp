@@ -74,10 +74,11 @@ void score_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>>& 
   }
 }
 
-// Per text: the most probable label, its probability, the top_k and every class's probability.
-nlohmann::json class_json(const ClassifierModel& c, const float* row, int64_t top_k) {
+// Per text: the most probable label, its probability, its labels as the options ask (top_k, all
+// of them above the model's) and every class's probability.
+nlohmann::json class_json(const ClassifierModel& c, const float* row, const ClassifyOptions& o) {
   const int64_t classes = static_cast<int64_t>(c.labels.size());
-  const std::vector<int64_t> order = top_classes(row, classes, std::min(top_k, classes));
+  const std::vector<int64_t> order = top_classes(row, classes, labels_per_text(o, classes));
   nlohmann::json top = nlohmann::json::array(), all = nlohmann::json::object();
   for (int64_t k : order) top.push_back({{"label", c.labels[k]}, {"probability", row[k]}});
   for (int64_t k = 0; k < classes; ++k) all[c.labels[k]] = row[k];
@@ -99,7 +100,7 @@ void classify_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job>
     const ClassifyWork& w = std::get<ClassifyWork>(job->work);
     nlohmann::json out = nlohmann::json::array();
     for (size_t i = 0; i < w.texts.size(); ++i, ++next)
-      out.push_back(class_json(c, p.data<float>() + static_cast<int64_t>(next) * classes, w.top_k));
+      out.push_back(class_json(c, p.data<float>() + static_cast<int64_t>(next) * classes, w.options));
     job->finish({200, {{"model", m.name}, {"classes", std::move(out)}}, ""});
   }
 }

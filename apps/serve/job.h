@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/attend/attend.h"
+#include "attn/classify/options.h"
 #include "attn/translate/options.h"
 #include "attn/translate/translator.h"
 
@@ -38,10 +39,11 @@ struct ScoreWork {
   std::vector<std::vector<int32_t>> sources, targets;
 };
 
-// Labels of texts (attn classify); top_k labels each, with every class's probability.
+// Labels of texts (attn classify): the request's typed options (classify/options.h: top_k, all
+// labels above the model's), each text with every class's probability.
 struct ClassifyWork {
   std::vector<std::string> texts;
-  int64_t top_k = 1;
+  ClassifyOptions options;
 };
 
 // The attention weights of one sentence (attn attend): the JSON document or its HTML page.

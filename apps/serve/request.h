@@ -4,11 +4,16 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "attn/error.h"
+#include "attn/option_table.h"
 
 namespace attn::serve {
 
@@ -45,5 +50,33 @@ std::vector<std::string> sentences_field(const nlohmann::json& body, const std::
 // body[key]: an array of arrays of token ids, each in [0, vocab), each row non-empty.
 std::vector<std::vector<int32_t>> ids_field(const nlohmann::json& body, const std::string& key, int64_t vocab,
                                             const RequestLimits& limits);
+
+// The options a body's fields set from a table of whole-number options (option_table.h; a field
+// is an option's key), each value checked for its JSON type here and then by the library as it is
+// set, so a value the command line refuses is refused with the same message, the option named as
+// the body's field. A field neither in the table nor in `other` is a 400 naming `route`'s fields
+// in docs/serve.md (a misspelt option would otherwise be ignored without a word).
+template <class Options>
+Options table_options(const nlohmann::json& body, const std::vector<WholeOption<Options>>& fields,
+                      const std::set<std::string>& other, const std::string& route) {
+  WholeOptionsBuilder<Options> b([](const WholeOption<Options>& f) { return "\"" + f.key + "\""; });
+  for (const auto& item : body.items()) {
+    const std::string& key = item.key();
+    if (other.count(key)) continue;
+    const WholeOption<Options>* f = find_whole_option(fields, key, kJson);
+    if (f == nullptr) throw HttpError(400, "unknown field \"" + key + "\" (docs/serve.md lists the fields of " + route + ")");
+    const nlohmann::json& v = item.value();
+    if (!v.is_number_integer()) throw HttpError(400, "\"" + key + "\" must be a whole number, got " + shown(v));
+    try {
+      if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        b.set(*f, v.dump());  // beyond int64: the range check names it as written
+      else
+        b.set_whole(*f, v.get<int64_t>(), v.dump());
+    } catch (const Error& e) {
+      throw HttpError(400, e.what());
+    }
+  }
+  return b.options();
+}
 
 }  // namespace attn::serve

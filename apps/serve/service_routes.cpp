@@ -1,6 +1,7 @@
 // The routes of Service besides translation: score, classify, attention, models and metrics.
 #include <algorithm>
 
+#include "attn/classify/options.h"
 #include "attn/decode/id_lines.h"
 #include "service.h"
 
@@ -49,7 +50,9 @@ Outcome Service::classify(const nlohmann::json& body) {
   const ServedModel& m = model_for(body, Task::classification);
   ClassifyWork w;
   w.texts = sentences_field(body, "text", options_.limits);
-  w.top_k = int_field(body, "top_k", 1, 1, static_cast<int64_t>(m.classifier->labels.size()));
+  // top_k and any other option of the library's table (classify/options.h), by its rules: a top_k
+  // above the model's labels gives them all, as attn classify --top-k and Python's top_k do.
+  w.options = table_options(body, classify_option_fields(), {"model", "text"}, "/v1/classify");
   auto job = std::make_shared<Job>();
   job->sentences = w.texts.size();
   job->tokens = w.texts.size() * static_cast<size_t>(m.classifier->model.config.pad_size);

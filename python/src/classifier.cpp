@@ -12,6 +12,8 @@
 #include "attn/runtime.h"
 #include "binding.h"
 #include "attn/classify/classify.h"
+#include "attn/classify/options.h"
+#include "attn/error.h"
 #include "attn/kernels/precision.h"
 #include "attn/translate/translator.h"
 
@@ -44,29 +46,26 @@ std::unique_ptr<Classifier> make_classifier(const std::string& model_dir, const 
 }
 
 
-// Per text its top_k (label, probability), most probable first; [] for a blank text.
+// Per text its top_k (label, probability), most probable first; [] for a blank text. top_k and
+// max_batch_size are the library's table of classification options (classify/options.h), named
+// by attn classify's flags in messages, as attn.Translator's are (a test compares them).
 std::vector<std::vector<std::pair<std::string, float>>> classify_batch(const Classifier& c,
                                                                        const std::vector<std::string>& texts,
-                                                                       int top_k, int max_batch_size) {
-  as_value_error([&] {  // attn classify's --top-k: its range, its message
+                                                                       int64_t top_k, int64_t max_batch_size) {
+  ClassifyOptionsBuilder b([](const ClassifyOptionField& f) { return f.flag; });
+  as_value_error([&] {
     try {
-      check_top_k(top_k, "--top-k");
+      b.set_whole(classify_option("top_k"), top_k, std::to_string(top_k));
+      b.set_whole(classify_option("max_batch_size"), max_batch_size, std::to_string(max_batch_size));
     } catch (const Error& e) {
       fail(e.what(), " (see attn classify --help)");
     }
   });
-  if (max_batch_size < 1) throw py::value_error("max_batch_size must be at least 1, got " + std::to_string(max_batch_size));
-  const int64_t k = std::min<int64_t>(top_k, static_cast<int64_t>(c.model.labels.size()));
   std::vector<std::vector<std::pair<std::string, float>>> out;
   py::gil_scoped_release release;
-  for (size_t begin = 0; begin < texts.size(); begin += static_cast<size_t>(max_batch_size)) {
-    const size_t end = std::min(texts.size(), begin + static_cast<size_t>(max_batch_size));
-    const std::vector<std::string> batch(texts.begin() + static_cast<std::ptrdiff_t>(begin),
-                                         texts.begin() + static_cast<std::ptrdiff_t>(end));
-    for (const auto& top : classify_texts(c.model, batch, k)) {
-      out.emplace_back();
-      for (const auto& [label, p] : top) out.back().emplace_back(c.model.labels[static_cast<size_t>(label)], p);
-    }
+  for (const auto& top : classify_texts(c.model, texts, b.options())) {
+    out.emplace_back();
+    for (const auto& [label, p] : top) out.back().emplace_back(c.model.labels[static_cast<size_t>(label)], p);
   }
   return out;
 }
@@ -78,7 +77,10 @@ void bind_classifier(py::module_& m) {
       .def(py::init(&make_classifier), py::arg("model_dir"), py::arg("precision") = py::none(),
            py::arg("threads") = py::none())
       .def_property_readonly("labels", [](const Classifier& c) { return c.model.labels; })
-      .def("classify_batch", &classify_batch, py::arg("texts"), py::arg("top_k") = 1, py::arg("max_batch_size") = 256);
+      // The keywords' names and defaults are the table's (ClassifyOptions{}'s values).
+      .def("classify_batch", &classify_batch, py::arg("texts"), py::arg(classify_option("top_k").key.c_str()) =
+           classify_option("top_k").default_value(), py::arg(classify_option("max_batch_size").key.c_str()) =
+           classify_option("max_batch_size").default_value());
 }
 
 }  // namespace attn::python

@@ -22,6 +22,7 @@
 #include "attn/runtime.h"
 #include "attn/translate/file.h"
 #include "attn/translate/options.h"
+#include "attn/translate/score_options.h"
 #include "attn/translate/translator.h"
 #include "binding.h"
 
@@ -230,16 +231,23 @@ std::vector<std::vector<int32_t>> score_lines(const Translator& t, const py::lis
   return encode_score_lines(lines.cast<std::vector<std::string>>(), name, t->text_tokenizer(), eos);
 }
 
+// max_batch_size is the library's table of scoring options (translate/score_options.h), named by
+// attn score's flag in messages, as the translation options are.
 std::vector<double> score_batch(const Translator& t, const py::list& sources, const py::list& targets,
-                                int max_batch_size) {
+                                int64_t max_batch_size) {
   if (sources.size() != targets.size())
     throw py::value_error("line counts differ: sources has " + std::to_string(sources.size()) + " lines, targets has " +
                           std::to_string(targets.size()));
-  if (max_batch_size < 1) throw py::value_error("max_batch_size must be at least 1, got " + std::to_string(max_batch_size));
+  ScoreOptionsBuilder b([](const ScoreOptionField& f) { return f.flag; });
+  try {
+    b.set_whole(score_option("max_batch_size"), max_batch_size, std::to_string(max_batch_size));
+  } catch (const attn::Error& e) {
+    throw py::value_error(std::string(e.what()) + " (see attn score --help)");
+  }
   const auto src = score_lines(t, sources, "sources", t->config().eos_id);
   const auto tgt = score_lines(t, targets, "targets", -1);
   py::gil_scoped_release release;
-  return t->score(src, tgt, max_batch_size);
+  return t->score(src, tgt, static_cast<int>(b.options().batch));
 }
 
 std::unique_ptr<Translator> make_translator(const py::object& model_dir, const py::object& precision,
@@ -292,7 +300,8 @@ void bind_translator(py::module_& m) {
            py::arg("return_alignment") = false, py::arg("return_attention") = false)
       .def("translate_file", &translate_file, py::arg("input_path"), py::arg("output_path"),
            py::arg("progress") = py::none(), py::arg("max_batch_size") = 32, py::arg("batch_type") = "examples")
-      .def("score_batch", &score_batch, py::arg("sources"), py::arg("targets"), py::arg("max_batch_size") = 32);
+      .def("score_batch", &score_batch, py::arg("sources"), py::arg("targets"),
+           py::arg(score_option("max_batch_size").key.c_str()) = score_option("max_batch_size").default_value());
 }
 
 }  // namespace attn::python

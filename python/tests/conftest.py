@@ -2,9 +2,15 @@
 (a translation model of 30 steps on 400 lines of the shared English-German corpus, a classifier
 of 30 steps on a two-class synthetic set), so each test compares the module with the binary on
 the same model."""
+import contextlib
+import json
 import os
 import pathlib
+import re
 import subprocess
+import time
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -23,6 +29,48 @@ def run_attn(*args, stdin=None, check=True):
     if ": error: " in err:
         err = err.split(": error: ", 1)[1]
     return p.returncode, p.stdout, err
+
+
+@contextlib.contextmanager
+def serving(*models):
+    """attn serve on a free port with `models` ("name=dir" each); yields its base address."""
+    args = [x for m in models for x in ("--model", m)]
+    p = subprocess.Popen([ATTN, "serve", *args, "--port", "0", "--threads", "1"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        port = None
+        deadline = time.time() + 60
+        while port is None and time.time() < deadline:
+            line = p.stderr.readline()
+            if not line and p.poll() is not None:
+                raise AssertionError("attn serve ended before listening")
+            m = re.search(r"listening on http://[^:]+:(\d+)/", line)
+            if m:
+                port = int(m.group(1))
+        assert port, "attn serve did not say where it listens"
+        base = f"http://127.0.0.1:{port}"
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(base + "/health", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.1)
+        yield base
+    finally:
+        p.terminate()
+        p.wait(timeout=30)
+
+
+def post_json(base, route, body):
+    """POST body to base + route; (status, the JSON answer), a 4xx answer included."""
+    req = urllib.request.Request(base + route, data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
 
 
 def head(path, n):

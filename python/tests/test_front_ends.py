@@ -3,15 +3,11 @@ binary), attn serve's /v1/translate (a real server on a free port) and attn.Tran
 model, sentences and options. Each option set is named the way each front end names it (flags,
 JSON fields, keyword arguments), all from the library's one table of options."""
 import json
-import re
-import subprocess
-import time
-import urllib.request
 
 import pytest
 
 import attn
-from conftest import ATTN, run_attn
+from conftest import post_json, run_attn, serving
 
 # (flags of attn translate, JSON fields of /v1/translate, keyword arguments of translate_batch)
 CASES = [
@@ -33,38 +29,14 @@ CASES = [
 @pytest.fixture(scope="module")
 def server(text_model):
     """attn serve on a free port with the test model as "m"; its base address."""
-    p = subprocess.Popen([ATTN, "serve", "--model", f"m={text_model}", "--port", "0", "--threads", "1"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        port = None
-        deadline = time.time() + 60
-        while port is None and time.time() < deadline:
-            line = p.stderr.readline()
-            if not line and p.poll() is not None:
-                raise AssertionError("attn serve ended before listening")
-            m = re.search(r"listening on http://[^:]+:(\d+)/", line)
-            if m:
-                port = int(m.group(1))
-        assert port, "attn serve did not say where it listens"
-        base = f"http://127.0.0.1:{port}"
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(base + "/health", timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.1)
+    with serving(f"m={text_model}") as base:
         yield base
-    finally:
-        p.terminate()
-        p.wait(timeout=30)
 
 
 def post(base, body):
-    req = urllib.request.Request(base + "/v1/translate", data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=120) as r:
-        return json.loads(r.read())
+    status, answer = post_json(base, "/v1/translate", body)
+    assert status == 200, answer
+    return answer
 
 
 @pytest.mark.parametrize("flags,fields,keywords", CASES)

@@ -10,10 +10,6 @@
 
 namespace attn {
 
-void check_top_k(int64_t top_k, const std::string& name) {
-  check(top_k >= 1 && top_k <= kMaxTopK, name, " needs a whole number in 1 .. ", kMaxTopK, ", got '", top_k, "'");
-}
-
 std::vector<int64_t> top_classes(const float* row, int64_t classes, int64_t k) {
   std::vector<int64_t> order(static_cast<size_t>(classes));
   std::iota(order.begin(), order.end(), 0);
@@ -29,6 +25,7 @@ std::vector<std::vector<std::pair<int64_t, float>>> classify_texts(const Classif
     if (!data::is_blank(t)) sentences.push_back(t);
   Tensor p = sentences.empty() ? Tensor() : classifier_probabilities(m.model, encode_texts(m, sentences));
   const int64_t C = static_cast<int64_t>(m.labels.size());
+  k = std::min(k, C);  // all labels for a larger k (classify/options.h's rule)
   const float* prob = sentences.empty() ? nullptr : p.data<float>();
   std::vector<std::vector<std::pair<int64_t, float>>> out(texts.size());
   int64_t next = 0;
@@ -36,6 +33,21 @@ std::vector<std::vector<std::pair<int64_t, float>>> classify_texts(const Classif
     if (data::is_blank(texts[i])) continue;
     const float* row = prob + next++ * C;
     for (int64_t c : top_classes(row, C, k)) out[i].emplace_back(c, row[c]);
+  }
+  return out;
+}
+
+std::vector<std::vector<std::pair<int64_t, float>>> classify_texts(const ClassifierModel& m,
+                                                                   const std::vector<std::string>& texts,
+                                                                   const ClassifyOptions& o) {
+  const int64_t k = labels_per_text(o, static_cast<int64_t>(m.labels.size()));
+  const size_t batch = static_cast<size_t>(std::max<int64_t>(o.batch, 1));
+  std::vector<std::vector<std::pair<int64_t, float>>> out;
+  out.reserve(texts.size());
+  for (size_t begin = 0; begin < texts.size(); begin += batch) {
+    const auto first = texts.begin() + static_cast<std::ptrdiff_t>(begin);
+    const std::vector<std::string> part(first, first + static_cast<std::ptrdiff_t>(std::min(batch, texts.size() - begin)));
+    for (auto& top : classify_texts(m, part, k)) out.push_back(std::move(top));
   }
   return out;
 }

@@ -7,21 +7,25 @@
 #include <utility>
 #include <vector>
 
+#include "attn/classify/options.h"
 #include "attn/models/classifier_dir.h"
 
 namespace attn {
 
-// The most labels a text may ask for (top_k, --top-k): 1 .. kMaxTopK.
-constexpr int64_t kMaxTopK = 1 << 20;
-// top_k in 1 .. kMaxTopK, else an attn::Error naming it as `name`.
-void check_top_k(int64_t top_k, const std::string& name);
-
-// The k classes of highest probability in row[0 .. classes), most probable first.
+// The k classes of highest probability in row[0 .. classes), most probable first (k at most classes).
 std::vector<int64_t> top_classes(const float* row, int64_t classes, int64_t k);
 
-// For each text, its k most probable (label id, probability), most probable first; none for a
-// blank text (data/text_file.h). One forward pass for all.
+// For each text, its k most probable (label id, probability), most probable first (all labels
+// when k is more); none for a blank text (data/text_file.h). One forward pass for all.
 std::vector<std::vector<std::pair<int64_t, float>>> classify_texts(const ClassifierModel& m,
                                                                    const std::vector<std::string>& texts, int64_t k);
+
+// The same as options ask: labels_per_text(o) labels each, in forward passes of o.batch texts
+// (attn classify's batches of standard input, Python's classify_batch). Each text is padded to the
+// model's pad_size alone, so the batching changes its probabilities only by the products' rounding
+// (about 1e-9).
+std::vector<std::vector<std::pair<int64_t, float>>> classify_texts(const ClassifierModel& m,
+                                                                   const std::vector<std::string>& texts,
+                                                                   const ClassifyOptions& o);
 
 }  // namespace attn
