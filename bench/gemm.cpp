@@ -24,9 +24,8 @@
 
 namespace {
 
-using attn::BatchedBackend;
 using attn::GemmArgs;
-using attn::GemmBackend;
+using attn::Kernel;
 using clock_type = std::chrono::steady_clock;
 
 double g_seconds = 0.3;
@@ -132,9 +131,9 @@ struct Method {
 std::vector<Method> fp32_methods() {
   const int threads = attn::num_threads();
   return {
-      {"onednn_sgemm", false, false, [](const GemmArgs& g) { attn::gemm(g, GemmBackend::onednn); }},
+      {"onednn_sgemm", false, false, [](const GemmArgs& g) { attn::gemm(g, Kernel::onednn_sgemm); }},
       {"onednn_matmul", false, false,
-       [](const GemmArgs& g) { attn::gemm(g, GemmBackend::onednn_matmul); }},
+       [](const GemmArgs& g) { attn::gemm(g, Kernel::onednn_matmul); }},
       {"openblas_sgemm", false, true, [=](const GemmArgs& g) { attn::gemm_openblas(g, threads); }},
       {"openblas_sgemv", true, true, [=](const GemmArgs& g) { attn::gemv_openblas(g, threads); }},
       {"omp+1t_sgemv", true, false, [](const GemmArgs& g) { attn::gemv_openblas_split(g); }},
@@ -171,7 +170,7 @@ void fp32_table(double& peak) {
     std::printf("%-31s %c%c %5lld %5lld %5lld |", s.what, s.ta ? 'T' : 'N', s.tb ? 'T' : 'N',
                 (long long)s.m, (long long)s.n, (long long)s.k);
     for (double g : figures[r]) std::printf(" %s", cell(g, peak).c_str());
-    std::printf(" %s\n", attn::backend_name(attn::gemm_dispatch(GemmArgs{s.ta, s.tb, s.m, s.n, s.k})));
+    std::printf(" %s\n", attn::kernel_name(attn::plan_gemm(GemmArgs{s.ta, s.tb, s.m, s.n, s.k}).kernel));
   }
 }
 
@@ -196,15 +195,15 @@ void batched_table(double peak) {
     const double flops = 2.0 * c.batch * c.s.m * c.s.n * c.s.k;
     const GemmArgs& g = buf.args;
     const std::vector<double> t = time_per_call({
-        Candidate{[&] { attn::gemm_batched(g, c.batch, sa, sb, sc, BatchedBackend::parallel_onednn); }},
-        Candidate{[&] { attn::gemm_batched(g, c.batch, sa, sb, sc, BatchedBackend::onednn_matmul); }},
+        Candidate{[&] { attn::gemm_batched(g, c.batch, sa, sb, sc, Kernel::omp_over_batch); }},
+        Candidate{[&] { attn::gemm_batched(g, c.batch, sa, sb, sc, Kernel::batched_matmul); }},
         Candidate{[&] { attn::gemm_batched_openblas(g, c.batch, sa, sb, sc); }},
         Candidate{[&] { attn::gemm_batched(g, c.batch, sa, sb, sc); }},
     });
     std::printf("%-38s |", c.what);
     for (size_t i = 0; i < t.size(); ++i)
       std::printf(" %s%s", cell(gflops(flops, t[i]), peak).c_str(), i == 2 ? " |" : "");
-    std::printf(" %s\n", attn::batched_backend_name(attn::batched_dispatch(g, c.batch)));
+    std::printf(" %s\n", attn::kernel_name(attn::plan_batched(g, c.batch).kernel));
   }
 }
 
@@ -249,7 +248,7 @@ void interference_table() {
     for (int i = 0; i < 20; ++i) attn::gemm(small_buf.args);
   };
   auto openblas_gemm = [&] { attn::gemm_openblas(big_buf.args, attn::num_threads()); };
-  auto onednn_gemm = [&] { attn::gemm(big_buf.args, GemmBackend::onednn); };
+  auto onednn_gemm = [&] { attn::gemm(big_buf.args, Kernel::onednn_sgemm); };
   const std::vector<double> t = time_per_call({
       Candidate{small_ops},
       Candidate{onednn_gemm},
@@ -285,18 +284,18 @@ void few_rows_table() {
       for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 11) * 0.125f - 0.625f;
       for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 17) * 0.0625f - 0.5f;
       int64_t next = 0;
-      auto call = [&](GemmBackend b) {
+      auto call = [&](Kernel b) {
         const float* wn = w.data() + next * c.n * c.k;
         const GemmArgs g{false, true, m, c.n, c.k, 1.0f, 0.0f, x.data(), c.k, wn, c.k, y.data(), c.n};
         next = (next + 1) % copies;
         attn::gemm(g, b);
       };
-      std::vector<Candidate> cs{{[&] { call(GemmBackend::onednn); }}, {[&] { call(GemmBackend::onednn_matmul); }}};
-      if (attn::few_rows_available()) cs.push_back({[&] { call(GemmBackend::few_rows); }});
+      std::vector<Candidate> cs{{[&] { call(Kernel::onednn_sgemm); }}, {[&] { call(Kernel::onednn_matmul); }}};
+      if (attn::few_rows_available()) cs.push_back({[&] { call(Kernel::few_rows); }});
       const std::vector<double> t = time_per_call(cs);
       std::printf("%5lld %5lld %5lld |", (long long)m, (long long)c.n, (long long)c.k);
       for (double sec : t) std::printf(" %5.1f %8.1f |", bytes / sec * 1e-9, gflops(2.0 * m * c.n * c.k, sec));
-      std::printf(" %s\n", attn::backend_name(attn::gemm_dispatch(GemmArgs{false, true, m, c.n, c.k})));
+      std::printf(" %s\n", attn::kernel_name(attn::plan_gemm(GemmArgs{false, true, m, c.n, c.k}).kernel));
     }
 }
 

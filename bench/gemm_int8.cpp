@@ -18,7 +18,7 @@
 
 namespace {
 
-using attn::Int8Kernel;
+using attn::Kernel;
 
 double wall_now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -84,12 +84,12 @@ int main(int argc, char** argv) {
     auto packed = attn::pack_weight(attn::Precision::int8, w.data(), n, k, k);
     for (int64_t m : ms) {
       std::vector<float> x(m * k, 0.5f), y(m * n, 0.0f);
-      for (Int8Kernel kernel : {Int8Kernel::onednn, Int8Kernel::vnni}) {
-        if (kernel == Int8Kernel::vnni && !attn::s8_gemv_available()) continue;
+      for (Kernel kernel : {Kernel::onednn_s8, Kernel::s8_rows}) {
+        if (kernel == Kernel::s8_rows && !attn::s8_gemv_available()) continue;
         const Timing t = time_calls({m, x.data(), k, 1.0f, y.data(), n, kernel}, *packed, seconds);
         std::printf("%6lld %6lld %4lld %7s %10.2f %10.2f %8.2f\n", static_cast<long long>(n),
                     static_cast<long long>(k), static_cast<long long>(m),
-                    kernel == Int8Kernel::vnni ? "vnni" : "onednn", t.wall_us, t.cpu_us,
+                    kernel == Kernel::s8_rows ? "vnni" : "onednn", t.wall_us, t.cpu_us,
                     1e-3 * static_cast<double>(n * k) / t.wall_us);
       }
     }

@@ -146,6 +146,7 @@ const char* kernel_name(Kernel k) {
     case K::onednn_bf16: return "onednn_bf16";
     case K::f32_of_bf16: return "f32_of_bf16";
     case K::f32_weight: return "f32_weight";
+    case K::reference: return "reference";
   }
   return "?";
 }
@@ -224,6 +225,78 @@ Kernel rounded_bf16_kernel() {
   p.cls = C::rounded_bf16;
   p.precision = P::bf16;
   return choose_kernel(p);
+}
+
+namespace {
+
+// Whether kernel k adds the bias in its epilogue for a product of class c: the int8 kernels
+// (dequantize_rows, gemm_s8_gemv), fp32 on W packed once (the panels, the f32 primitive), and
+// oneDNN's bf16 matmul on rounded operands (gemm_bf16's bias). A frozen bf16 weight's product has
+// none: gemm_packed writes the bias into y first.
+bool has_bias_epilogue(Kernel k, ProductClass c) {
+  switch (k) {
+    case K::s8_rows:
+    case K::onednn_s8:
+    case K::f32_panels:
+    case K::onednn_f32: return true;
+    case K::onednn_bf16: return c == C::rounded_bf16;
+    default: return false;
+  }
+}
+
+OperandType operands_of(Kernel k) {
+  switch (k) {
+    case K::onednn_bf16: return OperandType::bf16;
+    case K::s8_rows:
+    case K::onednn_s8: return OperandType::s8;
+    default: return OperandType::f32;  // f32_of_bf16 included: bf16 values kept as f32
+  }
+}
+
+}  // namespace
+
+ProductPlan forced_plan(ProductClass c, Kernel k) {
+  ProductPlan plan;
+  plan.kernel = k;
+  plan.epilogue = has_bias_epilogue(k, c) ? Epilogue::bias : Epilogue::none;
+  plan.operands = operands_of(k);
+  return plan;
+}
+
+ProductPlan plan_product(const Product& p) {
+  Kernel k = choose_kernel(p);
+  if (k != K::unaliased_copy) return forced_plan(p.cls, k);
+  // the copies' rows alias nothing: the table again for them
+  Product q = p;
+  q.a_aliased = q.b_aliased = q.a_copy = false;
+  ProductPlan plan = forced_plan(p.cls, choose_kernel(q));
+  plan.copy_a = p.a_copy;
+  plan.copy_b = p.b_aliased;
+  return plan;
+}
+
+WeightPlan plan_weight(Precision precision, int64_t n, int64_t k) {
+  WeightPlan w;
+  if (precision == P::int8) {
+    w.stored = OperandType::s8;
+    w.s8_panels = kernel_available(K::s8_rows);
+  } else if (precision == P::bf16) {
+    w.stored = plan_product({.cls = C::frozen_weight, .precision = P::bf16}).operands;
+  } else {
+    // Panels first where the table runs a beam's products on them (AVX-512, a large W), or where
+    // they run and oneDNN never gets a packed product (AVX2); without the panels, oneDNN's layout.
+    w.f32_panels_first = frozen_weight_kernel(P::fp32, 4, n, k) == K::f32_panels;
+    if (!w.f32_panels_first) {
+      w.f32_panels_first = kernel_available(K::f32_panels);
+      for (int64_t m : {2, 16, 64, 512})
+        if (frozen_weight_kernel(P::fp32, m, n, k) == K::onednn_f32) w.f32_panels_first = false;
+    }
+  }
+  return w;
+}
+
+OperandType rounded_bf16_operands() {
+  return plan_product({.cls = C::rounded_bf16, .precision = P::bf16}).operands;
 }
 
 Product gemm_product(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb) {

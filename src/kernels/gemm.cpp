@@ -1,5 +1,6 @@
-// attn::gemm: argument checks, the dispatch between backends, the naive reference, the batched
-// form and the thread count. The backends themselves are in gemm_onednn.cpp.
+// attn::gemm: argument checks, the executors of the dispatch table's plans (kernels/dispatch.h),
+// the naive reference, the batched form and the thread count. The oneDNN kernels themselves are in
+// gemm_onednn.cpp.
 #include "attn/kernels/gemm.h"
 
 #include <omp.h>
@@ -12,6 +13,7 @@
 #include "attn/kernels/denormals.h"
 #include "attn/kernels/dispatch.h"
 #include "attn/kernels/gemm_few_rows.h"
+#include "attn/kernels/gemm_small.h"
 #include "attn/parallel.h"
 #include "gemm_backends.h"
 
@@ -66,59 +68,8 @@ void gemm_reference(const GemmArgs& g) {
   }
 }
 
-const char* backend_name(GemmBackend b) {
-  switch (b) {
-    case GemmBackend::automatic: return "automatic";
-    case GemmBackend::onednn: return "onednn_sgemm";
-    case GemmBackend::onednn_matmul: return "onednn_matmul";
-    case GemmBackend::few_rows: return "few_rows";
-    case GemmBackend::reference: return "reference";
-  }
-  return "?";
-}
-
-namespace {
-
-// The dispatch table's kernel for g (kernels/dispatch.h), and whether its aliased operands are
-// copied first: the kernel is then the one for the copies.
-GemmBackend planned_backend(const GemmArgs& g, bool* copy) {
-  Product p = gemm_product(g.trans_a, g.trans_b, g.m, g.n, g.k, g.lda, g.ldb);
-  Kernel k = choose_kernel(p);
-  *copy = k == Kernel::unaliased_copy;
-  if (*copy) {
-    p.a_aliased = p.b_aliased = p.a_copy = false;
-    k = choose_kernel(p);
-  }
-  switch (k) {
-    case Kernel::few_rows: return GemmBackend::few_rows;
-    case Kernel::onednn_matmul: return GemmBackend::onednn_matmul;
-    default: return GemmBackend::onednn;
-  }
-}
-
-}  // namespace
-
-GemmBackend gemm_dispatch(const GemmArgs& g) {
-  bool copy = false;
-  return planned_backend(g, &copy);
-}
-
-void gemm(const GemmArgs& g, GemmBackend backend) {
-  detail::check_gemm_args(g, "gemm");
-  if (g.m == 0 || g.n == 0) return;
-  if (g.k == 0) return scale_c(g);
-  if (backend == GemmBackend::automatic) backend = gemm_dispatch(g);
-  switch (backend) {
-    case GemmBackend::automatic:
-    case GemmBackend::onednn: return detail::gemm_onednn(g);
-    case GemmBackend::onednn_matmul: {
-      detail::MatmulCall call{false, g.trans_a, g.trans_b, 1, g.m, g.n, g.k, g.alpha, g.beta,
-                              g.a, g.lda, 0, g.b, g.ldb, 0, g.c, g.ldc, 0};
-      return detail::matmul_onednn(call);
-    }
-    case GemmBackend::few_rows: return gemm_few_rows(g);
-    case GemmBackend::reference: return gemm_reference(g);
-  }
+ProductPlan plan_gemm(const GemmArgs& g) {
+  return plan_product(gemm_product(g.trans_a, g.trans_b, g.m, g.n, g.k, g.lda, g.ldb));
 }
 
 namespace {
@@ -134,56 +85,77 @@ const float* padded_copy(const float* src, int64_t rows, int64_t cols, int64_t l
   return dst;
 }
 
-// g with its aliased operands (rows a multiple of 4 KB apart; A's of 2 KB as a weight gradient
-// reads them) copied to rows 64 bytes longer (detail::unaliased_ld).
-GemmArgs unaliased(const GemmArgs& g) {
+// g with the operands the plan copies (their rows a multiple of 4 KB apart; A's of 2 KB as a
+// weight gradient reads them) copied to rows 64 bytes longer (detail::unaliased_ld).
+GemmArgs unaliased(const GemmArgs& g, const ProductPlan& plan) {
   GemmArgs h = g;
-  if (detail::aliased_ld_of_a(g.trans_a, g.lda)) {
+  if (plan.copy_a) {
     h.lda = detail::unaliased_ld(g.lda);
     h.a = padded_copy(g.a, g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, g.lda, h.lda, 0);
   }
-  if (detail::aliased_ld(g.ldb)) {
+  if (plan.copy_b) {
     h.ldb = detail::unaliased_ld(g.ldb);
     h.b = padded_copy(g.b, g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n, g.ldb, h.ldb, 1);
   }
   return h;
 }
 
-}  // namespace
-
-// The whole table, its operand copies included (gemm(g, automatic) skips them: benchmarks
-// compare kernels on the operands as given).
-void gemm(const GemmArgs& g) {
-  detail::check_gemm_args(g, "gemm");
-  if (g.m == 0 || g.n == 0 || g.k == 0) return gemm(g, GemmBackend::automatic);  // nothing to choose
-  bool copy = false;
-  const GemmBackend backend = planned_backend(g, &copy);  // the table, asked once
-  gemm(copy ? unaliased(g) : g, backend);
+// The kernel on g, checked and with m, n and k all positive.
+void run_kernel(const GemmArgs& g, Kernel kernel) {
+  switch (kernel) {
+    case Kernel::onednn_matmul: {
+      detail::MatmulCall call{false, g.trans_a, g.trans_b, 1, g.m, g.n, g.k, g.alpha, g.beta,
+                              g.a, g.lda, 0, g.b, g.ldb, 0, g.c, g.ldc, 0};
+      return detail::matmul_onednn(call);
+    }
+    case Kernel::few_rows: return gemm_few_rows(g);
+    case Kernel::reference: return gemm_reference(g);
+    default: return detail::gemm_onednn(g);  // onednn_sgemm, and what no f32 plan of gemm's names
+  }
 }
 
-// The dispatch table's kernel for a batch of products (kernels/dispatch.h).
-BatchedBackend batched_dispatch(const GemmArgs& g, int64_t batch) {
+}  // namespace
+
+// The plan: its copies, then its kernel (benchmarks force a kernel with no copies: they compare
+// kernels on the operands as given).
+void gemm(const GemmArgs& g, const ProductPlan& plan) {
+  if (plan.kernel == Kernel::small_block) return gemm_small(g);  // its own checks, on this thread
+  detail::check_gemm_args(g, "gemm");
+  if (g.m == 0 || g.n == 0) return;
+  if (g.k == 0) return scale_c(g);
+  run_kernel(plan.copy_a || plan.copy_b ? unaliased(g, plan) : g, plan.kernel);
+}
+
+void gemm(const GemmArgs& g) {
+  detail::check_gemm_args(g, "gemm");
+  if (g.m == 0 || g.n == 0) return;
+  if (g.k == 0) return scale_c(g);  // nothing to choose
+  const ProductPlan plan = plan_gemm(g);  // the table, asked once
+  run_kernel(plan.copy_a || plan.copy_b ? unaliased(g, plan) : g, plan.kernel);
+}
+
+void gemm_attention_block(const GemmArgs& g) {
+  Product p;
+  p.cls = ProductClass::attention_block;
+  p.m = g.m;
+  p.n = g.n;
+  p.k = g.k;
+  gemm(g, plan_product(p));
+}
+
+// The dispatch table's plan for a batch of products (kernels/dispatch.h).
+ProductPlan plan_batched(const GemmArgs& g, int64_t batch) {
   Product p;
   p.cls = g.m == 1 || g.n == 1 || batch == 1 ? ProductClass::batched_vectors : ProductClass::batched_blocks;
   p.m = g.m;
   p.n = g.n;
   p.k = g.k;
   p.batch = batch;
-  return choose_kernel(p) == Kernel::batched_matmul ? BatchedBackend::onednn_matmul : BatchedBackend::parallel_onednn;
-}
-
-const char* batched_backend_name(BatchedBackend b) {
-  switch (b) {
-    case BatchedBackend::automatic: return "automatic";
-    case BatchedBackend::parallel_onednn: return "omp_over_batch+onednn";
-    case BatchedBackend::onednn_matmul: return "onednn_batched_matmul";
-    case BatchedBackend::reference: return "reference";
-  }
-  return "?";
+  return plan_product(p);
 }
 
 void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t stride_b,
-                  int64_t stride_c, BatchedBackend backend) {
+                  int64_t stride_c, const ProductPlan& plan) {
   detail::check_gemm_args(g, "gemm_batched");
   check(batch >= 0, "gemm_batched: negative batch ", batch);
   check(stride_a >= 0 && stride_b >= 0, "gemm_batched: negative stride_a=", stride_a,
@@ -192,7 +164,6 @@ void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t st
         "gemm_batched: stride_c=", stride_c, " makes the [", g.m, ", ", g.n, "] outputs (ldc=",
         g.ldc, ") overlap");
   if (batch == 0 || g.m == 0 || g.n == 0) return;
-  if (backend == BatchedBackend::automatic) backend = batched_dispatch(g, batch);
 
   auto item = [&](int64_t i) {
     GemmArgs gi = g;
@@ -201,16 +172,16 @@ void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t st
     gi.c = g.c + i * stride_c;
     return gi;
   };
-  if (backend == BatchedBackend::onednn_matmul && g.k > 0) {
+  if (plan.kernel == Kernel::batched_matmul && g.k > 0) {
     detail::MatmulCall call{false, g.trans_a, g.trans_b, batch, g.m, g.n, g.k, g.alpha, g.beta,
                             g.a, g.lda, stride_a, g.b, g.ldb, stride_b, g.c, g.ldc, stride_c};
     return detail::matmul_onednn(call);
   }
-  if (backend == BatchedBackend::reference) {
+  if (plan.kernel == Kernel::reference) {
     for (int64_t i = 0; i < batch; ++i) gemm_reference(item(i));
     return;
   }
-  // Fewer items than threads: each product gets all the threads instead.
+  // omp_over_batch. Fewer items than threads: each product gets all the threads instead.
   if (batch < num_threads() || omp_in_parallel()) {
     for (int64_t i = 0; i < batch; ++i) gemm(item(i));
     return;
@@ -224,7 +195,7 @@ void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t st
 
 void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t stride_b,
                   int64_t stride_c) {
-  gemm_batched(g, batch, stride_a, stride_b, stride_c, BatchedBackend::automatic);
+  gemm_batched(g, batch, stride_a, stride_b, stride_c, plan_batched(g, batch));
 }
 
 void set_num_threads(int n) {

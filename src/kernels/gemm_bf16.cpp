@@ -80,7 +80,9 @@ void gemm_bf16(const GemmBf16Args& g) {
       }
     return;
   }
-  if (rounded_bf16_kernel() == Kernel::f32_of_bf16) return gemm_bf16_widened(g);
+  // the table's plan for bf16-rounded operands: oneDNN's bf16 matmul, or the values widened to f32
+  const ProductPlan plan = plan_product({.cls = ProductClass::rounded_bf16, .precision = Precision::bf16});
+  if (plan.kernel == Kernel::f32_of_bf16) return gemm_bf16_widened(g);
   // The rows in a multiple of 64, then the rest (onednn_rows.h): rows of A start `head` rows
   // down, or `head` columns along when A is stored transposed.
   const int64_t head = onednn_head_rows(g.m);

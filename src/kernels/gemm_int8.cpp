@@ -39,14 +39,16 @@ dnnl::stream& stream() {
   return s;
 }
 
-// The inputs' type: s8 for int8, f32 for fp32; bf16 products run on bf16 inputs where oneDNN
-// has a bf16 matmul, elsewhere on the same bf16 values widened to f32 (precision.h,
-// onednn_has_bf16_matmul()).
+// The inputs' type, the weight's as plan_weight stores it: s8 for int8, f32 for fp32; bf16
+// products run on bf16 inputs where oneDNN has a bf16 matmul, elsewhere on the same bf16 values
+// widened to f32 (precision.h, onednn_has_bf16_matmul()).
 memory::data_type input_type(Precision p) {
-  if (p == Precision::int8) return memory::data_type::s8;
-  if (p == Precision::fp32) return memory::data_type::f32;
-  return frozen_weight_kernel(Precision::bf16, 0) == Kernel::onednn_bf16 ? memory::data_type::bf16
-                                                                          : memory::data_type::f32;
+  switch (plan_weight(p, 0, 0).stored) {
+    case OperandType::s8: return memory::data_type::s8;
+    case OperandType::bf16: return memory::data_type::bf16;
+    case OperandType::f32: break;
+  }
+  return memory::data_type::f32;
 }
 
 }  // namespace
@@ -165,16 +167,6 @@ PackedPrimitive create_primitive(const PrimitiveShape& s) {
           s.bias ? pd.bias_desc() : memory::desc()};
 }
 
-// Whether an fp32 W [n, k] is packed into panels first (else into oneDNN's layout): where the
-// dispatch table runs a beam's products on the panels (AVX-512, a large W), or the panels run and
-// oneDNN never gets a packed product (AVX2). Without the panels (no AVX2), oneDNN's layout.
-bool f32_panels_first(int64_t n, int64_t k) {
-  if (frozen_weight_kernel(Precision::fp32, 4, n, k) == Kernel::f32_panels) return true;
-  for (int64_t m : {2, 16, 64, 512})
-    if (frozen_weight_kernel(Precision::fp32, m, n, k) == Kernel::onednn_f32) return false;
-  return f32_panels_available();
-}
-
 // fp32 where oneDNN runs the batches: W reordered into the layout oneDNN's f32 matmul asks for
 // (BA16a64b on AVX-512, whatever the rows), so that no call packs it again.
 void reorder_f32(PackedWeight& pw, const float* w, int64_t ldw) {
@@ -196,7 +188,8 @@ std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int
   pw->precision = p;
   pw->n = n;
   pw->k = k;
-  if (p == Precision::fp32 && f32_panels_first(n, k)) {
+  const WeightPlan plan = plan_weight(p, n, k);
+  if (p == Precision::fp32 && plan.f32_panels_first) {
     pw->f32 = pack_f32_panels(w, n, k, ldw);
     pw->f32_panels_first = true;
   } else if (p == Precision::fp32) {
@@ -205,11 +198,11 @@ std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int
     pw->s8.resize(n * k);
     pw->scales.resize(n);
     quantize_rows_s8(w, n, k, ldw, pw->s8.data(), pw->scales.data(), int8_weight_max());
-    if (s8_gemv_available()) {  // the panels replace the row-major copy
+    if (plan.s8_panels) {  // the panels replace the row-major copy
       pw->panels = pack_s8_panels(pw->s8.data(), n, k);
       pw->s8 = {};
     }
-  } else if (frozen_weight_kernel(Precision::bf16, 0) == Kernel::onednn_bf16) {
+  } else if (plan.stored == OperandType::bf16) {
     pw->bf16.resize(n * k);
     for_each_index(n, n * k >= (1 << 16), [&](int64_t r) {
       for (int64_t j = 0; j < k; ++j) pw->bf16[r * k + j] = float_to_bf16(w[r * ldw + j]);
@@ -268,10 +261,13 @@ void run(const PackedPrimitive& pp, const PackedWeight& w, const void* src, void
 
 }  // namespace
 
+ProductPlan plan_packed(const PackedGemmArgs& g, const PackedWeight& w) {
+  if (w.precision == Precision::int8 && g.kernel) return forced_plan(ProductClass::frozen_weight, *g.kernel);
+  return plan_product({.cls = ProductClass::frozen_weight, .precision = w.precision, .m = g.m, .n = w.n, .k = w.k});
+}
+
 bool uses_s8_gemv(const PackedGemmArgs& g, const PackedWeight& w) {
-  if (w.precision != Precision::int8 || !s8_gemv_available()) return false;
-  if (g.kernel != Int8Kernel::automatic) return g.kernel == Int8Kernel::vnni;
-  return frozen_weight_kernel(Precision::int8, g.m) == Kernel::s8_rows;  // the dispatch table
+  return w.precision == Precision::int8 && s8_gemv_available() && plan_packed(g, w).kernel == Kernel::s8_rows;
 }
 
 namespace {
@@ -286,11 +282,10 @@ void gemm_packed_vnni(const PackedGemmArgs& g, const PackedWeight& w) {
 }
 
 // y (+)= x W^T with W in bf16 (no bias: gemm_packed puts it in y first), x rounded to bf16 (kept as
-// f32 where oneDNN has no bf16 matmul).
-void gemm_packed_bf16(const PackedGemmArgs& g, const PackedWeight& w) {
+// f32 where the plan multiplies bf16 values in f32: oneDNN has no bf16 matmul).
+void gemm_packed_bf16(const PackedGemmArgs& g, const PackedWeight& w, const ProductPlan& plan) {
   const int64_t m = g.m, n = w.n, k = w.k;
-  // x rounded to bf16 (kept as f32 where oneDNN has no bf16 matmul)
-  if (frozen_weight_kernel(Precision::bf16, m) == Kernel::f32_of_bf16) {
+  if (plan.kernel == Kernel::f32_of_bf16) {
     // f32 products of the rounded values through attn::gemm, whose dispatch suits every m
     // (gemm_few_rows for decoding, dnnl_sgemm for large m) better than the matmul primitive
     float* x = thread_buffer<float>(1, m * k);
@@ -332,13 +327,14 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
   const int64_t m = g.m, n = w.n, k = w.k;
   check(m >= 0 && g.ldx >= k && g.ldy >= n, "gemm_packed: bad arguments m=", m, " ldx=", g.ldx,
         " ldy=", g.ldy, " for weight [", n, ", ", k, "]");
-  check(g.kernel != Int8Kernel::vnni || (w.precision == Precision::int8 && s8_gemv_available()),
+  check(g.kernel != Kernel::s8_rows || (w.precision == Precision::int8 && s8_gemv_available()),
         "gemm_packed: the VNNI kernel needs an int8 weight and a CPU built for AVX512-VNNI");
   check(g.bias == nullptr || g.beta == 0.0f, "gemm_packed: a bias replaces beta y (beta must be 0, got ", g.beta, ")");
   if (m == 0) return;
-  if (uses_s8_gemv(g, w)) return gemm_packed_vnni(g, w);
-  if (w.precision == Precision::fp32) {  // the table's layout; for rows it gives neither, the first made
-    const Kernel kernel = frozen_weight_kernel(Precision::fp32, m, n, k);
+  const ProductPlan plan = plan_packed(g, w);
+  if (w.precision == Precision::int8 && plan.kernel == Kernel::s8_rows) return gemm_packed_vnni(g, w);
+  if (w.precision == Precision::fp32) {  // the plan's layout; for rows it gives neither, the first made
+    const Kernel kernel = plan.kernel;
     if (kernel == Kernel::f32_panels || (kernel != Kernel::onednn_f32 && w.f32_panels_first))
       return gemm_f32_panels(m, g.x, g.ldx, w.f32_panels(), g.beta, g.y, g.ldy, g.bias);
     return gemm_packed_f32(g, w);
@@ -350,7 +346,7 @@ void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w) {
     h.beta = 1.0f;
     return gemm_packed(h, w);
   }
-  if (w.precision == Precision::bf16) return gemm_packed_bf16(g, w);
+  if (w.precision == Precision::bf16) return gemm_packed_bf16(g, w, plan);
   // int8 through oneDNN: m rounded up with zero rows (s8_padded_rows), so that a decoding batch
   // that shrinks as sentences finish reuses a few primitives instead of creating one per row
   // count (0.3-1.4 ms each), and large products avoid the row counts oneDNN runs slowly. Integer

@@ -1,15 +1,11 @@
 #include "affine.h"
 #include "column_sums.h"
 
-#include <algorithm>
-
 #include "attn/error.h"
 #include "attn/kernels/bf16.h"
 #include "attn/kernels/dispatch.h"
-#include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
-#include "attn/kernels/gemm_int8.h"
-#include "attn/kernels/gemm_panels.h"
+#include "attn/kernels/linear.h"
 #include "attn/kernels/precision.h"
 #include "weight_forms.h"
 #include "grad_target.h"
@@ -26,45 +22,22 @@ const FrozenWeight* frozen_for(const WeightForm& form, const Affine& a, bool gra
   return f;
 }
 
-// fp32 inference on W packed once (panels, or oneDNN's layout), whose product adds the bias in its
-// epilogue.
-bool on_f32_packed(const WeightForm& form, const FrozenWeight* frozen, int64_t rows) {
-  return form.precision == Precision::fp32 && frozen && f32_packed_for(rows);
-}
-
-// int8 inference, bf16 products of rounded operands through oneDNN's bf16 matmul (its bias: one
-// pass over y fewer), and fp32 inference on a packed W add the bias in the product's epilogue;
-// otherwise y starts as the bias.
-bool bias_in_epilogue(const WeightForm& form, const FrozenWeight* frozen, bool grad, int64_t rows) {
-  const bool bf16_matmul =
-      form.precision == Precision::bf16 && !frozen && rounded_bf16_kernel() == Kernel::onednn_bf16;
-  return (form.precision == Precision::int8 && !grad) || bf16_matmul || on_f32_packed(form, frozen, rows);
-}
-
-// y (+)= x W^T in the form's precision (y holds the bias when beta == 1; where bias_in_epilogue,
-// `bias` goes into the product's epilogue instead, beta 0). `grad`: a backward will follow (bf16
-// keeps its rounded operands for it; int8 refuses).
-void affine_product(Affine& a, const WeightForm& form, const FrozenWeight* frozen, float beta, bool grad,
-                    const float* bias) {
+// y = x W^T + bias (null: none) in the form's precision, by the product kernels/ plans and runs
+// (kernels/linear.h): which kernel, on which of W's forms, the bias in its epilogue or in y first.
+// `grad`: a backward will follow (bf16 keeps its rounded operands for it; int8 refuses).
+void affine_product(Affine& a, const WeightForm& form, const FrozenWeight* frozen, bool grad, const float* bias) {
   const Precision p = form.precision;
-  PackedGemmArgs g{a.rows, a.xv.data<float>(), a.in, beta, a.out.data<float>(), a.out_features};
-  g.bias = bias;
-  if (on_f32_packed(form, frozen, a.rows)) return gemm_packed(g, frozen->f32_packed());
-  if (p == Precision::fp32) {
-    gemm({false, true, a.rows, a.out_features, a.in, 1.0f, beta, a.xv.data<float>(), a.in,
-          a.wv.data<float>(), a.in, a.out.data<float>(), a.out_features});
-    return;
-  }
-  if (!(p != Precision::int8 || !grad))
+  if (p == Precision::int8 && grad)
     fail("linear: int8 is for inference only; weight ", shape_str(a.wv.shape()), " needs a gradient");
-  if (frozen) return gemm_packed(g, *frozen->packed);
-  if (p == Precision::int8) {  // a weight not frozen for inference: quantized for this call
-    return gemm_packed(g, *pack_weight(p, a.wv.data<float>(), a.out_features, a.in, a.in));
+  LinearArgs g{p, a.rows, a.out_features, a.in, a.xv.data<float>(), a.wv.data<float>(), a.out.data<float>(), bias,
+               frozen ? &frozen->forms : nullptr};
+  if (p == Precision::bf16 && !frozen) {  // training in bf16: the rounded operands, kept for the backward
+    a.x16 = round_operand(a.xv);
+    a.w16 = round_operand(a.wv);
+    g.x_rounded = a.x16.raw_data();
+    g.w_rounded = a.w16.raw_data();
   }
-  a.x16 = round_operand(a.xv);
-  a.w16 = round_operand(a.wv);
-  gemm_rounded(false, true, a.rows, a.out_features, a.in, beta, a.x16, a.in, a.w16, a.in, a.out.data<float>(),
-               a.out_features, bias);
+  linear_forward(g);
 }
 
 // db[j] += sum over rows of G  [rows, n]: fixed blocks of rows, the same value for any thread count
@@ -82,7 +55,7 @@ void add_bias_gradient(const float* G, int64_t rows, int64_t n, float* db) {
 // round_operand(G) and add_bias_gradient(G) in one pass over G, which for the output layer is the
 // largest matrix of the step ([tokens, vocabulary]).
 Tensor round_operand_and_bias_gradient(const float* G, int64_t rows, int64_t n, float* db) {
-  const bool raw = rounded_bf16_kernel() == Kernel::onednn_bf16;
+  const bool raw = rounded_bf16_operands() == OperandType::bf16;
   Tensor out = Tensor::empty({rows, n}, raw ? DType::bf16 : DType::f32);
   uint16_t* o16 = raw ? out.data<uint16_t>() : nullptr;
   float* o32 = raw ? nullptr : out.data<float>();
@@ -117,7 +90,7 @@ void affine_backward_bf16(const Var& x, const Var& W, const Affine& a, const Ten
 }  // namespace
 
 Tensor round_operand(const float* src, const Shape& shape) {
-  if (rounded_bf16_kernel() == Kernel::onednn_bf16) {
+  if (rounded_bf16_operands() == OperandType::bf16) {
     Tensor out = Tensor::empty(shape, DType::bf16);
     round_to_bf16(src, out.data<uint16_t>(), out.numel());
     return out;
@@ -151,26 +124,15 @@ Affine affine_forward(const Var& x, const Var& W, const Var& b, const WeightForm
   Shape out_shape = a.xv.shape();
   out_shape.back() = a.out_features;
   a.out = Tensor::empty(out_shape);
-  float beta = 0.0f;
-  Tensor bv;
   const FrozenWeight* frozen = frozen_for(form, a, grad);
-  const bool epilogue = b.defined() && bias_in_epilogue(form, frozen, grad, a.rows);
+  Tensor bv;
   if (b.defined()) {
     if (!(b.value().numel() == a.out_features))
       fail("linear: bias ", shape_str(b.shape()), " does not match weight ", shape_str(a.wv.shape()));
     bv = b.value().contiguous();
   }
-  if (b.defined() && !epilogue) {
-    const float* pb = bv.data<float>();
-    float* po = a.out.data<float>();
-    int64_t n = a.out_features;
-    parallel_for(a.rows, std::max<int64_t>(1, 16384 / n), [pb, po, n](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) std::copy(pb, pb + n, po + r * n);
-    });
-    beta = 1.0f;
-  }
   // y = x W^T + b
-  affine_product(a, form, frozen, beta, grad, epilogue ? bv.data<float>() : nullptr);
+  affine_product(a, form, frozen, grad, b.defined() ? bv.data<float>() : nullptr);
   return a;
 }
 

@@ -7,10 +7,8 @@
 
 #include "attn/error.h"
 #include "attn/kernels/attend_rows.h"
-#include "attn/kernels/dispatch.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
-#include "attn/kernels/gemm_small.h"
 #include "attn/kernels/vexp.h"
 #include "attn/ops/dropout.h"
 #include "grad_target.h"
@@ -42,18 +40,11 @@ struct Dropout {
   uint64_t seed = 0, first = 0;  // stream index of element 0 of P
 };
 
-// C = alpha op(A) op(B) + beta C for one block, on the calling thread, by the kernel the dispatch
-// table gives an attention block (kernels/dispatch.h).
+// C = alpha op(A) op(B) + beta C for one block, on the calling thread (kernels/gemm.h: the kernel
+// the dispatch table gives an attention block).
 void block_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  const GemmArgs g{ta, tb, m, n, k, alpha, beta, a, lda, b, ldb, c, ldc};
-  Product p;
-  p.cls = ProductClass::attention_block;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  if (choose_kernel(p) == Kernel::small_block) return gemm_small(g);
-  gemm(g, GemmBackend::onednn);
+  gemm_attention_block({ta, tb, m, n, k, alpha, beta, a, lda, b, ldb, c, ldc});
 }
 
 // Rows of one block: masked keys (padding; for causal attention the keys after the query) get

@@ -95,8 +95,10 @@ struct Runner {
   std::function<void(const GemmArgs&)> run;
 };
 
-Runner with_backend(GemmBackend b) {
-  return {backend_name(b), [b](const GemmArgs& g) { gemm(g, b); }};
+// A kernel forced; none: the dispatch table's plan (gemm(g)).
+Runner with_kernel(std::optional<Kernel> k) {
+  if (!k) return {"automatic", [](const GemmArgs& g) { gemm(g); }};
+  return {kernel_name(*k), [k](const GemmArgs& g) { gemm(g, *k); }};
 }
 
 const Runner kOpenblas{"openblas_sgemm", [](const GemmArgs& g) { gemm_openblas(g, 2); }};
@@ -149,15 +151,15 @@ std::vector<Case> vector_cases() {  // M == 1 or N == 1
 
 TEST(Gemm, GeneralShapesEveryBackend) {
   for (const Case& c : general_cases())
-    for (const Runner& r : {with_backend(GemmBackend::automatic), with_backend(GemmBackend::onednn),
-                            with_backend(GemmBackend::onednn_matmul), kOpenblas})
+    for (const Runner& r : {with_kernel(std::nullopt), with_kernel(Kernel::onednn_sgemm),
+                            with_kernel(Kernel::onednn_matmul), kOpenblas})
       expect_matches_reference(c, r);
 }
 
 TEST(Gemm, VectorShapesEveryBackend) {
   for (const Case& c : vector_cases())
-    for (const Runner& r : {with_backend(GemmBackend::automatic), with_backend(GemmBackend::onednn),
-                            with_backend(GemmBackend::onednn_matmul), kOpenblas, kGemvOpenblas,
+    for (const Runner& r : {with_kernel(std::nullopt), with_kernel(Kernel::onednn_sgemm),
+                            with_kernel(Kernel::onednn_matmul), kOpenblas, kGemvOpenblas,
                             kGemvSplit})
       expect_matches_reference(c, r);
 }
@@ -166,7 +168,7 @@ TEST(Gemm, VectorShapesEveryBackend) {
 // W), k tails (k not a multiple of the vector width), row strides, alpha and beta.
 TEST(Gemm, FewRowsKernel) {
   if (!few_rows_available()) GTEST_SKIP() << "built without AVX-512 or AVX2 + FMA";
-  const Runner few{"few_rows", [](const GemmArgs& g) { gemm(g, GemmBackend::few_rows); }};
+  const Runner few{"few_rows", [](const GemmArgs& g) { gemm(g, Kernel::few_rows); }};
   int variant = 0;
   for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 16, 17})
     for (int64_t n : {1, 9, 37, 300})
@@ -186,46 +188,46 @@ TEST(Gemm, FewRowsSameBitsWhateverM) {
   const int64_t n = 300, k = 200;
   const std::vector<float> a = random_values(8 * k, 5), w = random_values(n * k, 6);
   std::vector<float> all(8 * n);
-  gemm({false, true, 8, n, k, 1.0f, 0.0f, a.data(), k, w.data(), k, all.data(), n}, GemmBackend::few_rows);
+  gemm({false, true, 8, n, k, 1.0f, 0.0f, a.data(), k, w.data(), k, all.data(), n}, Kernel::few_rows);
   for (int64_t m : {1, 3, 5, 8})
     for (int64_t i = 0; i < m; ++i) {
       std::vector<float> out(m * n);
-      gemm({false, true, m, n, k, 1.0f, 0.0f, a.data(), k, w.data(), k, out.data(), n}, GemmBackend::few_rows);
+      gemm({false, true, m, n, k, 1.0f, 0.0f, a.data(), k, w.data(), k, out.data(), n}, Kernel::few_rows);
       for (int64_t j = 0; j < n; ++j) ASSERT_EQ(out[i * n + j], all[i * n + j]) << "m=" << m << " row " << i << " col " << j;
     }
 }
 
 TEST(Gemm, DispatchRules) {
   if (few_rows_available()) {
-    EXPECT_EQ(gemm_dispatch({false, true, 1, 512, 512}), GemmBackend::few_rows);
-    EXPECT_EQ(gemm_dispatch({false, true, 16, 8000, 512}), GemmBackend::few_rows);
+    EXPECT_EQ(plan_gemm({false, true, 1, 512, 512}).kernel, Kernel::few_rows);
+    EXPECT_EQ(plan_gemm({false, true, 16, 8000, 512}).kernel, Kernel::few_rows);
   }
-  EXPECT_EQ(gemm_dispatch({false, true, 17, 8000, 512}), GemmBackend::onednn_matmul);
-  EXPECT_EQ(gemm_dispatch({false, false, 1, 512, 512}), GemmBackend::onednn);
-  EXPECT_EQ(gemm_dispatch({false, true, 4096, 2048, 512}), GemmBackend::onednn);
-  EXPECT_EQ(gemm_dispatch({false, true, 32, 8000, 512}), GemmBackend::onednn_matmul);
-  EXPECT_EQ(gemm_dispatch({false, false, 32, 8000, 512}), GemmBackend::onednn);
+  EXPECT_EQ(plan_gemm({false, true, 17, 8000, 512}).kernel, Kernel::onednn_matmul);
+  EXPECT_EQ(plan_gemm({false, false, 1, 512, 512}).kernel, Kernel::onednn_sgemm);
+  EXPECT_EQ(plan_gemm({false, true, 4096, 2048, 512}).kernel, Kernel::onednn_sgemm);
+  EXPECT_EQ(plan_gemm({false, true, 32, 8000, 512}).kernel, Kernel::onednn_matmul);
+  EXPECT_EQ(plan_gemm({false, false, 32, 8000, 512}).kernel, Kernel::onednn_sgemm);
   // weight gradients dW = dY^T X over a training batch: the matmul primitive, but for N >= 2048
-  EXPECT_EQ(gemm_dispatch({true, false, 2048, 512, 4096}), GemmBackend::onednn_matmul);
-  EXPECT_EQ(gemm_dispatch({true, false, 512, 2048, 4096}), GemmBackend::onednn);
-  EXPECT_EQ(gemm_dispatch({true, false, 2048, 512, 512}), GemmBackend::onednn);
+  EXPECT_EQ(plan_gemm({true, false, 2048, 512, 4096}).kernel, Kernel::onednn_matmul);
+  EXPECT_EQ(plan_gemm({true, false, 512, 2048, 4096}).kernel, Kernel::onednn_sgemm);
+  EXPECT_EQ(plan_gemm({true, false, 2048, 512, 512}).kernel, Kernel::onednn_sgemm);
   // with real leading dimensions: rows of d_ff = 1024 floats are 4 KB apart
   const GemmArgs ffn2_forward{false, true, 4096, 256, 1024, 1, 0, nullptr, 1024, nullptr, 1024, nullptr, 256};
   const GemmArgs ffn2_weight_grad{true, false, 256, 1024, 4096, 1, 0, nullptr, 256, nullptr, 1024, nullptr, 1024};
   const GemmArgs ffn1_weight_grad{true, false, 1024, 256, 4096, 1, 0, nullptr, 1024, nullptr, 256, nullptr, 256};
-  EXPECT_EQ(gemm_dispatch(ffn1_weight_grad), GemmBackend::onednn_matmul);
-  EXPECT_EQ(gemm_dispatch(ffn2_weight_grad), GemmBackend::onednn_matmul);  // on a copy of H, rows 64 bytes longer
+  EXPECT_EQ(plan_gemm(ffn1_weight_grad).kernel, Kernel::onednn_matmul);
+  EXPECT_EQ(plan_gemm(ffn2_weight_grad).kernel, Kernel::onednn_matmul);  // on a copy of H, rows 64 bytes longer
   if (active_isa() == Isa::avx512) {
-    EXPECT_EQ(gemm_dispatch(ffn2_forward), GemmBackend::onednn_matmul);
-    EXPECT_EQ(gemm_dispatch({false, true, 4096, 256, 1040, 1, 0, nullptr, 1040, nullptr, 1040, nullptr, 256}),
-              GemmBackend::onednn);  // rows not aliased: dnnl_sgemm
-    EXPECT_EQ(gemm_dispatch({false, true, 128, 8000, 512}), GemmBackend::onednn_matmul);  // 33-512 rows
-    EXPECT_EQ(gemm_dispatch({false, true, 513, 8000, 512}), GemmBackend::onednn);
+    EXPECT_EQ(plan_gemm(ffn2_forward).kernel, Kernel::onednn_matmul);
+    EXPECT_EQ(plan_gemm({false, true, 4096, 256, 1040, 1, 0, nullptr, 1040, nullptr, 1040, nullptr, 256}).kernel,
+              Kernel::onednn_sgemm);  // rows not aliased: dnnl_sgemm
+    EXPECT_EQ(plan_gemm({false, true, 128, 8000, 512}).kernel, Kernel::onednn_matmul);  // 33-512 rows
+    EXPECT_EQ(plan_gemm({false, true, 513, 8000, 512}).kernel, Kernel::onednn_sgemm);
   } else {
-    EXPECT_EQ(gemm_dispatch(ffn2_forward), GemmBackend::onednn);
+    EXPECT_EQ(plan_gemm(ffn2_forward).kernel, Kernel::onednn_sgemm);
   }
-  EXPECT_EQ(batched_dispatch({false, true, 32, 32, 64}, 256), BatchedBackend::onednn_matmul);
-  EXPECT_EQ(batched_dispatch({false, true, 1, 128, 64}, 256), BatchedBackend::parallel_onednn);
+  EXPECT_EQ(plan_batched({false, true, 32, 32, 64}, 256).kernel, Kernel::batched_matmul);
+  EXPECT_EQ(plan_batched({false, true, 1, 128, 64}, 256).kernel, Kernel::omp_over_batch);
 }
 
 // Weight gradients whose operand rows are a multiple of 4 KB apart (A^T B over K >= 1024 rows,
@@ -239,10 +241,10 @@ TEST(Gemm, WeightGradientsOverAliasedRows) {
 }
 
 TEST(Gemm, EmptyAndZeroK) {
-  for (const Runner& r : {with_backend(GemmBackend::automatic), with_backend(GemmBackend::onednn),
-                          with_backend(GemmBackend::onednn_matmul), kOpenblas})
+  for (const Runner& r : {with_kernel(std::nullopt), with_kernel(Kernel::onednn_sgemm),
+                          with_kernel(Kernel::onednn_matmul), kOpenblas})
     expect_matches_reference({false, false, 5, 6, 0, 1.0f, 0.5f, 1}, r);
-  for (const Runner& r : {with_backend(GemmBackend::automatic), kGemvSplit})
+  for (const Runner& r : {with_kernel(std::nullopt), kGemvSplit})
     expect_matches_reference({false, true, 1, 3, 0, 1.0f, 0.0f}, r);  // C = 0 over the NaNs
   float c = 3.0f;
   gemm({false, false, 0, 1, 5, 1.0f, 0.0f, nullptr, 5, nullptr, 1, &c, 1});  // m = 0: no-op
@@ -294,8 +296,8 @@ TEST(Gemm, ThreadCount) {
   EXPECT_GE(before, 1);
   set_num_threads(1);
   EXPECT_EQ(num_threads(), 1);
-  expect_matches_reference({false, false, 64, 65, 66}, with_backend(GemmBackend::automatic));
-  expect_matches_reference({false, false, 1, 4000, 66}, with_backend(GemmBackend::automatic));
+  expect_matches_reference({false, false, 64, 65, 66}, with_kernel(std::nullopt));
+  expect_matches_reference({false, false, 1, 4000, 66}, with_kernel(std::nullopt));
   set_num_threads(before);
   EXPECT_EQ(num_threads(), before);
   EXPECT_THROW(set_num_threads(0), Error);
@@ -303,9 +305,25 @@ TEST(Gemm, ThreadCount) {
 
 // ---- batched ----
 
-// Runs the batch with a backend of gemm_batched, or with the OpenBLAS comparison when null.
-void expect_batched_matches(const Case& c, int64_t batch, bool broadcast_b,
-                            std::optional<BatchedBackend> backend) {
+// A way to run a batch: gemm_batched with the table's plan (automatic) or a kernel forced, or the
+// OpenBLAS comparison.
+struct BatchedRunner {
+  std::string name;
+  std::function<void(const GemmArgs&, int64_t, int64_t, int64_t, int64_t)> run;
+};
+
+BatchedRunner batched_with(std::optional<Kernel> k) {
+  if (!k) return {"automatic", [](const GemmArgs& g, int64_t n, int64_t sa, int64_t sb, int64_t sc) {
+                    gemm_batched(g, n, sa, sb, sc);
+                  }};
+  return {kernel_name(*k), [k](const GemmArgs& g, int64_t n, int64_t sa, int64_t sb, int64_t sc) {
+            gemm_batched(g, n, sa, sb, sc, *k);
+          }};
+}
+
+const BatchedRunner kBatchedOpenblas{"omp_over_batch+openblas", gemm_batched_openblas};
+
+void expect_batched_matches(const Case& c, int64_t batch, bool broadcast_b, const BatchedRunner& runner) {
   const int64_t rows_a = c.ta ? c.k : c.m, rows_b = c.tb ? c.n : c.k;
   const int64_t lda = (c.ta ? c.m : c.k) + c.pad, ldb = (c.tb ? c.k : c.n) + c.pad,
                 ldc = c.n + c.pad;
@@ -314,22 +332,20 @@ void expect_batched_matches(const Case& c, int64_t batch, bool broadcast_b,
   const std::vector<float> b = random_values(broadcast_b ? rows_b * ldb : batch * sb, 12);
   std::vector<float> out = random_values(batch * sc, 13), want = out;
   GemmArgs g{c.ta, c.tb, c.m, c.n, c.k, c.alpha, c.beta, a.data(), lda, b.data(), ldb, out.data(), ldc};
-  if (backend) gemm_batched(g, batch, sa, sb, sc, *backend);
-  else gemm_batched_openblas(g, batch, sa, sb, sc);
+  runner.run(g, batch, sa, sb, sc);
   g.c = want.data();
-  gemm_batched(g, batch, sa, sb, sc, BatchedBackend::reference);
+  gemm_batched(g, batch, sa, sb, sc, Kernel::reference);
   const double diff = max_abs_diff(out, want, 1, static_cast<int64_t>(out.size()), 0);
   const double tol = f32_tolerance(c);
-  const char* name = backend ? batched_backend_name(*backend) : "omp_over_batch+openblas";
+  const char* name = runner.name.c_str();
   std::printf("  %-24s batch=%-4lld%s %-44s max|diff| %.3g (tol %.3g)\n", name, (long long)batch,
               broadcast_b ? " B shared" : "", describe(c).c_str(), diff, tol);
   EXPECT_LE(diff, tol) << name << " " << describe(c);
 }
 
 TEST(Gemm, BatchedEveryBackend) {
-  for (std::optional<BatchedBackend> be :
-       {std::optional{BatchedBackend::automatic}, std::optional{BatchedBackend::parallel_onednn},
-        std::optional{BatchedBackend::onednn_matmul}, std::optional<BatchedBackend>{}}) {
+  for (const BatchedRunner& be : {batched_with(std::nullopt), batched_with(Kernel::omp_over_batch),
+                                  batched_with(Kernel::batched_matmul), kBatchedOpenblas}) {
     expect_batched_matches({false, true, 32, 32, 64, 0.125f}, 64, false, be);  // Q K^T / sqrt(d_k)
     expect_batched_matches({false, false, 32, 64, 32}, 64, false, be);         // P V
     expect_batched_matches({true, false, 17, 33, 40, 1.5f, -0.5f, 3}, 7, false, be);

@@ -123,7 +123,7 @@ void check_against_reference(const Shape3& s, uint64_t seed) {
   for (float beta : {0.0f, 1.0f}) {
     std::vector<float> y0 = random_values(s.m * ldy, seed + 2);
     std::vector<float> got = y0, want = y0;
-    gemm_packed({s.m, x.data(), ldx, beta, got.data(), ldy, Int8Kernel::vnni}, *packed);
+    gemm_packed({s.m, x.data(), ldx, beta, got.data(), ldy, Kernel::s8_rows}, *packed);
     reference_gemm(s.m, s.n, s.k, x.data(), ldx, w.data(), beta, want.data(), ldy);
     for (int64_t i = 0; i < s.m; ++i)
       for (int64_t j = 0; j < ldy; ++j)
@@ -152,7 +152,7 @@ TEST(Int8Gemv, ExtremeValuesDoNotOverflow) {
     for (int64_t c = 0; c < k; ++c) w[j * k + c] = ((j + c) % 3 == 0) ? -0.5f : 0.5f;
   auto packed = pack_weight(Precision::int8, w.data(), n, k, k);
   std::vector<float> got(m * n), want(m * n);
-  gemm_packed({m, x.data(), k, 0.0f, got.data(), n, Int8Kernel::vnni}, *packed);
+  gemm_packed({m, x.data(), k, 0.0f, got.data(), n, Kernel::s8_rows}, *packed);
   reference_gemm(m, n, k, x.data(), k, w.data(), 0.0f, want.data(), n);
   for (int64_t i = 0; i < m * n; ++i) ASSERT_EQ(got[i], want[i]) << i;
   // row 0 column 0: (1/127 * 0.5/qmax) * 127 qmax (k/3 rounded: a third of the weights negative)
@@ -170,8 +170,8 @@ TEST(Int8Gemv, SameBitsAsOneDnn) {
     std::vector<float> x = random_values(m * ldx, 100 + m);
     for (float beta : {0.0f, 1.0f}) {
       std::vector<float> a = random_values(m * ldy, 200 + m), b = a;
-      gemm_packed({m, x.data(), ldx, beta, a.data(), ldy, Int8Kernel::vnni}, *packed);
-      gemm_packed({m, x.data(), ldx, beta, b.data(), ldy, Int8Kernel::onednn}, *packed);
+      gemm_packed({m, x.data(), ldx, beta, a.data(), ldy, Kernel::s8_rows}, *packed);
+      gemm_packed({m, x.data(), ldx, beta, b.data(), ldy, Kernel::onednn_s8}, *packed);
       for (int64_t i = 0; i < m * ldy; ++i)
         ASSERT_EQ(a[i], b[i]) << "m=" << m << " beta=" << beta << " at " << i;
     }
@@ -214,7 +214,7 @@ TEST(Int8Gemv, OneDnnOnPaddedRowsMatchesReference) {
         if (n == 70 && beta != 0.0f) continue;
         std::vector<float> x = random_values(m * k, 300 + m);
         std::vector<float> got = random_values(m * ldy, 7), want = got;
-        gemm_packed({m, x.data(), k, beta, got.data(), ldy, Int8Kernel::onednn}, *packed);
+        gemm_packed({m, x.data(), k, beta, got.data(), ldy, Kernel::onednn_s8}, *packed);
         reference_gemm(m, n, k, x.data(), k, w.data(), beta, want.data(), ldy);
         for (int64_t i = 0; i < m * ldy; ++i)
           ASSERT_EQ(got[i], want[i]) << "n=" << n << " m=" << m << " beta=" << beta << " at " << i;
@@ -229,8 +229,8 @@ TEST(Int8Gemv, BiasInTheEpilogueEqualsBiasInY) {
   std::vector<float> w = random_values(n * k, 27, 0.05f), bias = random_values(n, 28);
   for (Precision p : {Precision::int8, Precision::bf16}) {
     auto packed = pack_weight(p, w.data(), n, k, k);
-    for (Int8Kernel kernel : {Int8Kernel::onednn, Int8Kernel::vnni}) {
-      if (kernel == Int8Kernel::vnni && (p != Precision::int8 || !s8_gemv_available())) continue;
+    for (Kernel kernel : {Kernel::onednn_s8, Kernel::s8_rows}) {
+      if (kernel == Kernel::s8_rows && (p != Precision::int8 || !s8_gemv_available())) continue;
       for (int64_t m : {1, 5, 20, 300}) {
         std::vector<float> x = random_values(m * k, 400 + m);
         std::vector<float> fused(m * ldy, -7.0f), in_y(m * ldy, -7.0f);
@@ -276,10 +276,10 @@ TEST(Int8Gemv, AutomaticUsesTheKernelForFewRows) {
   g.m = kS8GemvMaxRows + 1;
   EXPECT_EQ(uses_s8_gemv(g, *packed), s8_gemv_available() && !cpu_has_int8_dot());
   g.m = 1;
-  g.kernel = Int8Kernel::onednn;
+  g.kernel = Kernel::onednn_s8;
   EXPECT_FALSE(uses_s8_gemv(g, *packed));
   auto bf16 = pack_weight(Precision::bf16, w.data(), 64, 32, 32);
-  g.kernel = Int8Kernel::automatic;
+  g.kernel = std::nullopt;
   EXPECT_FALSE(uses_s8_gemv(g, *bf16));
 }
 

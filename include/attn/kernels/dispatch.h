@@ -6,9 +6,12 @@
 //   - its precision, the CPU's instruction set, and its kernel being there (built and supported);
 //   - ranges of m (rows of the output), k (the inner dimension) and n (columns), and where the
 //     operands' rows lie (rows a multiple of 4 KB apart alias in the caches: see Layout).
-// Every product of attn goes through choose_kernel: attn::gemm and gemm_batched
-// (kernels/gemm.h), gemm_packed (kernels/gemm_int8.h), linear layers (ops/affine.cpp) and
-// attention blocks (ops/attention.cpp).
+// The table's answer is interpreted in one place, plan_product, into a ProductPlan: the kernel,
+// which operands are copied first, whether the bias goes into the kernel's epilogue, and the type
+// the operands are multiplied in. The executors in kernels/ run plans and nothing else decides:
+// gemm and gemm_batched (kernels/gemm.h), gemm_packed (kernels/gemm_int8.h) and linear_forward
+// (kernels/linear.h, the product of a linear layer, which ops/affine.cpp calls); the form a weight
+// frozen for inference is prepared in is planned here too (plan_weight).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +37,7 @@ enum class Kernel {
   onednn_bf16,      // oneDNN's bf16 matmul (AVX512-BF16 / AMX; emulated on AVX-512 without them)
   f32_of_bf16,      // bf16 values kept as f32 and multiplied by attn::gemm (AVX2: no bf16 products)
   f32_weight,       // the f32 weight itself, through attn::gemm (the x W^T rules)
+  reference,        // the naive loops (gemm_reference): no rule names it, tests force it
 };
 const char* kernel_name(Kernel k);
 
@@ -89,12 +93,46 @@ struct Rule {
 // The table, top to bottom.
 const std::vector<Rule>& dispatch_table();
 // The kernel for p: the first rule that matches on this CPU (a product no rule names: sgemm).
+// The table's raw answer (unaliased_copy included), for plan_product and the tests.
 Kernel choose_kernel(const Product& p);
 // True when the kernel is built and this CPU runs it.
 bool kernel_available(Kernel k);
 // The table as text, one rule a line; mark_this_cpu: each marked with whether it can apply here
 // (unmarked, the text docs/performance.md quotes, the same on every CPU).
 std::string describe_dispatch_table(bool mark_this_cpu = true);
+
+// The type a product's operands are multiplied in: f32 (bf16 values kept as f32 included), raw
+// bf16, or s8.
+enum class OperandType { f32, bf16, s8 };
+// What the kernel adds to its sums besides beta C: the bias (n floats on every row) in its
+// epilogue, which costs no pass of its own over C; or nothing, and a bias is written into C first
+// with the product added to it (beta 1). Both give the same bits.
+enum class Epilogue { none, bias };
+
+// How one product runs: the dispatch table's answer, interpreted once.
+struct ProductPlan {
+  Kernel kernel = Kernel::onednn_sgemm;  // never unaliased_copy: that rule becomes copy_a/copy_b
+  // the unaliased_copy rule: the operand copied to rows 64 bytes longer before the kernel runs
+  // (A when its rows alias as the product reads them, B when its rows are 4 KB apart)
+  bool copy_a = false, copy_b = false;
+  Epilogue epilogue = Epilogue::none;
+  OperandType operands = OperandType::f32;
+};
+// The plan for p: its kernel (after unaliased_copy, the table asked again for the copies), the
+// copies, and the epilogue and operand type that kernel has for p's class.
+ProductPlan plan_product(const Product& p);
+// The plan of a product of class c with kernel k forced (benchmarks, tests): no copies, and k's
+// epilogue and operand type.
+ProductPlan forced_plan(ProductClass c, Kernel k);
+
+// The forms a weight W [n, k] frozen for inference in precision p is prepared in (pack_weight,
+// kernels/gemm_int8.h): what its products will be planned to run on.
+struct WeightPlan {
+  OperandType stored = OperandType::f32;  // bf16: raw bits; f32: fp32, or bf16 values widened
+  bool s8_panels = false;                  // int8: in s8_rows's panels (no row-major copy kept)
+  bool f32_panels_first = false;           // fp32: packed into panels first, else oneDNN's layout
+};
+WeightPlan plan_weight(Precision p, int64_t n, int64_t k);
 
 // The kernel of x W^T over m rows with W [n, k] converted once for inference in precision p
 // (n = k = 0: W's shape unknown, so no rule that asks for a size matches).
@@ -104,6 +142,9 @@ Kernel frozen_weight_kernel(Precision p, int64_t m, int64_t n = 0, int64_t k = 0
 bool f32_packed_for(int64_t m);
 // The kernel of products of bf16-rounded operands in training.
 Kernel rounded_bf16_kernel();
+// The type bf16-rounded operands are kept in between their products (training in bf16): raw bf16
+// where oneDNN multiplies bf16, else the rounded values as f32 (the plan's operand type).
+OperandType rounded_bf16_operands();
 
 // The Product of a plain product C = op(A) op(B) (gemm's arguments).
 Product gemm_product(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb);

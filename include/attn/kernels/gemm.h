@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "attn/kernels/dispatch.h"
+
 namespace attn {
 
 struct GemmArgs {
@@ -33,7 +35,7 @@ void gemm_reference(const GemmArgs& g);  // naive loops, f64 accumulation, singl
 
 // A batch of equally shaped products, A, B and C each advancing by its own stride per item
 // (a zero stride for A or B shares one matrix). Many small products (attention heads): see
-// batched_dispatch() below.
+// plan_batched() below.
 void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t stride_b,
                   int64_t stride_c);
 
@@ -44,29 +46,25 @@ void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t st
 void set_num_threads(int n);
 int num_threads();
 
-// ---- Backends, for benchmarks and tests. gemm() picks among them; these force one. ----
-enum class GemmBackend {
-  automatic,      // what gemm_dispatch() picks (the dispatch table)
-  onednn,         // dnnl_sgemm on OpenMP threads
-  onednn_matmul,  // oneDNN matmul primitive, created once per shape and cached
-  few_rows,       // x W^T for few rows, W read in place (gemm_few_rows.h)
-  reference,      // gemm_reference
-};
-const char* backend_name(GemmBackend b);
-GemmBackend gemm_dispatch(const GemmArgs& g);  // what gemm() would use for g
-void gemm(const GemmArgs& g, GemmBackend backend);
-
-// How gemm_batched runs the batch (batched_dispatch: the dispatch table's choice).
-enum class BatchedBackend {
-  automatic,        // what batched_dispatch() picks
-  parallel_onednn,  // OpenMP over the batch, single-threaded dnnl_sgemm per item
-  onednn_matmul,    // one batched oneDNN matmul primitive (cached by shape)
-  reference,
-};
-BatchedBackend batched_dispatch(const GemmArgs& g, int64_t batch);
-const char* batched_backend_name(BatchedBackend b);
+// ---- Plans (kernels/dispatch.h), and the executors that run them. ----
+// gemm(g) runs plan_gemm(g), gemm_batched(g, ...) plan_batched(g, batch). Benchmarks and tests
+// force a kernel with the two below (no operand copies): the x W^T and plain kernels
+// onednn_sgemm, onednn_matmul, few_rows, small_block, reference; for a batch omp_over_batch,
+// batched_matmul, reference.
+ProductPlan plan_gemm(const GemmArgs& g);
+ProductPlan plan_batched(const GemmArgs& g, int64_t batch);
+void gemm(const GemmArgs& g, const ProductPlan& plan);
+inline void gemm(const GemmArgs& g, Kernel kernel) { gemm(g, ProductPlan{.kernel = kernel}); }
 void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t stride_b,
-                  int64_t stride_c, BatchedBackend backend);
+                  int64_t stride_c, const ProductPlan& plan);
+inline void gemm_batched(const GemmArgs& g, int64_t batch, int64_t stride_a, int64_t stride_b, int64_t stride_c,
+                         Kernel kernel) {
+  gemm_batched(g, batch, stride_a, stride_b, stride_c, ProductPlan{.kernel = kernel});
+}
+
+// One (batch, head) block of attention, on the calling thread (inside a parallel loop over the
+// blocks): the kernel the table gives an attention block (small_block, or dnnl_sgemm).
+void gemm_attention_block(const GemmArgs& g);
 
 // ---- bf16 (reduced-precision training and inference). ----
 // A and B are rounded to bf16 (round to nearest even), products accumulate in f32, C is f32.

@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 
+#include "attn/kernels/dispatch.h"
 #include "attn/kernels/onednn_rows.h"
 #include "attn/kernels/precision.h"
 
@@ -42,17 +44,18 @@ int int8_weight_max();
 
 struct PackedWeight;  // a weight [n, k] in bf16 or s8 with its scales (src/kernels/gemm_int8.cpp)
 
-// W [n, k] with row stride ldw, converted for `p`: bf16 or int8; or fp32 for the rows
-// f32_packed_for() takes (kernels/dispatch.h): packed into panels where they run
-// (include/attn/kernels/gemm_panels.h), else reordered into oneDNN's f32 matmul layout.
+// W [n, k] with row stride ldw, converted for `p` into the forms plan_weight gives
+// (kernels/dispatch.h): bf16 or int8; or fp32 for the rows f32_packed_for() takes: packed into
+// panels where they run (include/attn/kernels/gemm_panels.h), else reordered into oneDNN's f32
+// matmul layout.
 std::shared_ptr<const PackedWeight> pack_weight(Precision p, const float* w, int64_t n, int64_t k, int64_t ldw);
 Precision packed_precision(const PackedWeight& w);
 int64_t packed_weight_bytes(const PackedWeight& w);  // its copies of the weight, in every layout made so far
 
-// Which int8 product gemm_packed runs: oneDNN's matmul, or the VNNI kernel for few rows
-// (include/attn/kernels/gemm_s8_gemv.h); automatic: VNNI for m <= kS8GemvMaxRows when the CPU
-// build has it, and for every m on AVX2 CPUs without VNNI. Both give the same bits.
-enum class Int8Kernel { automatic, onednn, vnni };
+// The int8 products gemm_packed runs (the dispatch table's frozen-weight rules): oneDNN's matmul
+// (Kernel::onednn_s8), or attn's VNNI kernel for few rows (Kernel::s8_rows, gemm_s8_gemv.h) for
+// m <= kS8GemvMaxRows when the CPU build has it, and for every m on AVX2 CPUs without VNNI. Both
+// give the same bits.
 inline constexpr int64_t kS8GemvMaxRows = 8;  // by bench_gemm_int8: VNNI ahead at m <= 4, even at 8
 // oneDNN's int8 product runs on a row count rounded up (zero rows added): to a multiple of
 // kS8RowBucket, and past kOnednnNarrowRows to a multiple of kOnednnRowBlock (onednn_rows.h).
@@ -79,12 +82,16 @@ struct PackedGemmArgs {
   float beta = 0.0f;  // 0: y is not read
   float* y = nullptr;
   int64_t ldy = 0;
-  Int8Kernel kernel = Int8Kernel::automatic;  // int8 only
+  // int8 only: Kernel::s8_rows or Kernel::onednn_s8 forced (benchmarks, tests); unset, the plan's
+  std::optional<Kernel> kernel;
   // [n] added to every row in place of beta y (beta must be 0): int8 adds it in the product's
   // epilogue, y = fma(s_x s_w, acc, bias), the bits of a y holding the bias with beta 1, and so
   // does fp32 (y = acc + bias); bf16 copies it into y first.
   const float* bias = nullptr;
 };
+// The plan gemm_packed runs: the table's for x W^T over g.m rows with w frozen (its kernel forced
+// by g.kernel for an int8 w).
+ProductPlan plan_packed(const PackedGemmArgs& g, const PackedWeight& w);
 void gemm_packed(const PackedGemmArgs& g, const PackedWeight& w);
 bool uses_s8_gemv(const PackedGemmArgs& g, const PackedWeight& w);  // the VNNI kernel would run
 

@@ -4,7 +4,7 @@
 // carry it and hand it to the ops (linear, linear_relu, linear_dropout in ops/matmul.h), so nothing
 // about precision is ambient.
 //   fp32  W itself. Frozen (inference): W also packed once for the products the dispatch table
-//         gives a packed W (kernels/dispatch.h, f32_packed_for: oneDNN's layout from 2 rows on
+//         plans on a packed W (kernels/linear.h, FrozenForms: oneDNN's layout from 2 rows on
 //         AVX-512, panels for 12-48 rows on AVX2), made the first time one runs.
 //   bf16  training: W rounded to bf16 at each forward (it changes every step), the copy kept for
 //         the backward. Frozen: rounded once, in oneDNN's layout.
