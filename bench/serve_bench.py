@@ -187,6 +187,9 @@ def main():
                          "and the on/off ratio of each round")
     ap.add_argument("--rss", type=int, default=0, help="only the memory check, over this many requests")
     ap.add_argument("--server-flags", default="", help="more flags for attn serve with batching on (and --rss)")
+    ap.add_argument("--against", default="",
+                    help="another attn binary (e.g. an earlier commit's): only batching on, both servers side by side, "
+                         "measured alternating each round at each client count; prints this/against per round")
     ap.add_argument("--client", default="",
                     help="the load: bench_serve_load's path, or python (this script's threads); by default "
                          "bench_serve_load beside --attn if it is there")
@@ -203,6 +206,8 @@ def main():
         a.bodies = f.name
     print(f"model {a.model}, beam {a.beam}, {len(sentences)} sentences of {a.sentences}, {a.threads} threads, "
           f"{a.seconds:.0f} s a point, client {a.client}")
+    if a.against:
+        return compare_builds(a, sentences)
     # Both servers run side by side, idle but for the one measured, and the two modes alternate at
     # each client count (then the CLI again), so that a load on the machine that comes and goes
     # falls on both alike.
@@ -252,6 +257,34 @@ def main():
     print("| batching | clients | sentences/s | sentences per CPU second | mean batch | p50 ms | p99 ms | client cores |\n"
           "|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
+
+
+def compare_builds(a, sentences):
+    """--against: the two binaries' servers (batching on) side by side, idle but for the one measured,
+    the order reversed each round so that a load that comes and goes falls on both alike."""
+    servers = {"this": launch(a.attn, "m=" + a.model, a.threads, a.server_flags.split()),
+               "against": launch(a.against, "m=" + a.model, a.threads, a.server_flags.split())}
+    for proc, port, log in servers.values():
+        run_clients(port, sentences, a, 8, total=16)  # warm-up: shapes, caches
+    print("| clients | round | this sentences/s | against | this/against | per CPU second: this | against | this/against |\n"
+          "|---|---|---|---|---|---|---|---|")
+    for c in [int(x) for x in a.clients.split(",")]:
+        cells = {name: [] for name in servers}
+        for r in range(a.rounds):
+            order = list(servers.items()) if r % 2 == 0 else list(servers.items())[::-1]
+            for name, (proc, port, log) in order:
+                cells[name].append(measure_point(proc, port, sentences, a, c))
+            t, b = cells["this"][-1], cells["against"][-1]
+            print(f"| {c} | {r + 1} | {t[0]:.1f} | {b[0]:.1f} | {t[0] / b[0]:.3f} | {t[1]:.1f} | {b[1]:.1f} | "
+                  f"{t[1] / b[1]:.3f} |", flush=True)
+        med = {name: [statistics.median(x[i] for x in cells[name]) for i in (0, 1)] for name in servers}
+        t, b = med["this"], med["against"]
+        print(f"| {c} | median | {t[0]:.1f} | {b[0]:.1f} | {t[0] / b[0]:.3f} | {t[1]:.1f} | {b[1]:.1f} | "
+              f"{t[1] / b[1]:.3f} |", flush=True)
+    for proc, port, log in servers.values():
+        stop_server(proc, log)
+    if a.client != "python":
+        os.unlink(a.bodies)
 
 
 def measure_point(proc, port, sentences, a, clients):
