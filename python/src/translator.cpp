@@ -257,6 +257,8 @@ std::unique_ptr<Translator> make_translator(const py::object& model_dir, const p
   TranslatorOptions o;
   if (py::isinstance<py::str>(model_dir) || !py::isinstance<py::sequence>(model_dir)) o.models = {py::str(model_dir)};
   else for (const py::handle& d : model_dir) o.models.push_back(py::str(d));
+  // The library refuses an empty list too, but the tokenizer check below reads the first entry first.
+  if (o.models.empty()) throw py::value_error("model_dir: a translator needs at least one model directory, got an empty list");
   int n = 0;
   if (!threads.is_none())
     as_flag_error([&] { n = static_cast<int>(parse_whole("--threads", py::str(threads), 1, kMaxThreads)); });

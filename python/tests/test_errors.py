@@ -33,6 +33,13 @@ def test_bad_options_raise_value_error(text_model, options, flags):
     assert str(e.value) == cli_error("translate", "--model", text_model, *flags)
 
 
+@pytest.mark.parametrize("empty", [[], ()])
+def test_empty_model_list_raises_value_error(empty):
+    # issue 50: attn.Translator([]) read the first entry of an empty list and crashed Python
+    with pytest.raises(ValueError, match="at least one model directory"):
+        attn.Translator(empty)
+
+
 def test_bad_threads_and_precision(text_model, classifier_model):
     with pytest.raises(ValueError) as e:
         attn.Translator(text_model, threads=100000)
