@@ -1,5 +1,7 @@
 #include "http.h"
 
+#include <sys/socket.h>
+
 #include <functional>
 #include <sstream>
 
@@ -82,6 +84,13 @@ HttpServer::HttpServer(Service& service, const HttpOptions& options)
   listener_.set_payload_max_length(service.options().limits.max_body_bytes);
   listener_.set_keep_alive_max_count(options.connection.requests_per_connection);
   listener_.set_tcp_nodelay(true);
+  // SO_REUSEADDR alone: a restarted server binds while the old one's connections are in TIME_WAIT,
+  // but a second server on a port in use fails. cpp-httplib's default, SO_REUSEPORT, let two
+  // servers bind one port and the kernel split the connections between them.
+  listener_.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   add_routes();
 }
 

@@ -63,6 +63,20 @@ class BadRequest : public ::testing::Test {
 
 TestServer* BadRequest::server_ = nullptr;
 
+// issue 50: with cpp-httplib's SO_REUSEPORT two servers bound one port and shared its connections.
+TEST_F(BadRequest, SecondServerOnAPortInUseIsRefused) {
+  HttpOptions o;
+  o.port = server_->port();
+  HttpServer second(server_->service(), o);
+  try {
+    second.bind();
+    FAIL() << "a second server bound port " << o.port << ", which the first is listening on";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot listen on 127.0.0.1:" + std::to_string(o.port)), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(BadRequest, MalformedJsonIs400) {
   expect_refused("/v1/translate", R"({"model": "text", "text": ["a")", 400, "not JSON");
   expect_refused("/v1/translate", "[1, 2]", 400, "must be a JSON object");
