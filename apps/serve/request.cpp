@@ -1,19 +1,17 @@
 #include "request.h"
 
 #include "attn/data/text_file.h"
+#include "attn/io/json.h"
 
 namespace attn::serve {
-std::string shown(const nlohmann::json& v) {
-  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return s.size() > 60 ? s.substr(0, 60) + "..." : s;
-}
+std::string shown(const nlohmann::json& v) { return io::quoted_json(v, 60); }
 
 nlohmann::json parse_body(const std::string& body) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(body);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw HttpError(400, std::string("the body is not JSON: ") + e.what());
+    j = io::parse_json(body, "the body");  // nested at most io::kMaxNesting deep: see io/json.h
+  } catch (const Error& e) {
+    throw HttpError(400, e.what());
   }
   if (!j.is_object()) throw HttpError(400, "the body must be a JSON object, got " + std::string(j.type_name()));
   return j;

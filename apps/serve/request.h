@@ -29,10 +29,13 @@ struct RequestLimits {
   size_t max_line_bytes = 4096;     // bytes of one sentence
 };
 
-// A value as an error message shows it: its JSON, cut to 60 characters.
+// A value as an error message shows it: its JSON, cut to 60 characters (io::quoted_json: without
+// recursion, whatever its depth).
 std::string shown(const nlohmann::json& v);
 
-// The body as a JSON object (400 naming the parse error otherwise; invalid UTF-8 is one).
+// The body as a JSON object (400 naming the parse error otherwise; invalid UTF-8 is one; so is
+// nesting deeper than io::kMaxNesting, which would reach code that recurses once per level: a
+// copy, a dump).
 nlohmann::json parse_body(const std::string& body);
 
 // body[key] as a whole number in [min, max], `fallback` when absent.

@@ -78,9 +78,9 @@ TEST_F(BadRequest, SecondServerOnAPortInUseIsRefused) {
 }
 
 TEST_F(BadRequest, MalformedJsonIs400) {
-  expect_refused("/v1/translate", R"({"model": "text", "text": ["a")", 400, "not JSON");
+  expect_refused("/v1/translate", R"({"model": "text", "text": ["a")", 400, "the body: not valid JSON");
   expect_refused("/v1/translate", "[1, 2]", 400, "must be a JSON object");
-  expect_refused("/v1/translate", "", 400, "not JSON");
+  expect_refused("/v1/translate", "", 400, "the body: not valid JSON");
 }
 
 TEST_F(BadRequest, WrongTypesAre400) {

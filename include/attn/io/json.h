@@ -17,4 +17,10 @@ constexpr int kMaxNesting = 64;  // arrays and objects inside one another
 // `source` (a file path) and, for nesting, the limit.
 nlohmann::json parse_json(std::string_view text, const std::string& source);
 
+// `v` as an error message quotes it: its compact JSON text cut to at most `max_chars` bytes (at a
+// UTF-8 boundary) and "..." when cut; invalid UTF-8 in a string shown as U+FFFD. Written with a
+// stack of its own that stops at the bound, so a value of any depth or size costs about max_chars
+// of work: nlohmann's dump() recurses once per level and serialises the whole value first.
+std::string quoted_json(const nlohmann::json& v, size_t max_chars = 60);
+
 }  // namespace attn::io

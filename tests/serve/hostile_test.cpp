@@ -1,0 +1,118 @@
+// The hostile harness of issue 50 (docs/reliability.md has its table): a client written here sends
+// what an attacker or a careless caller would (values nested 100,000 deep, huge and odd numbers,
+// repeated form keys, bad options mixed into batches of good requests, answers that would be huge)
+// to a real `attn serve` process, so that a crash shows as a dead server and not a dead test. Each
+// row expects its status and an error naming the field, and the server answering afterwards.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "attn/io/json.h"
+#include "http_fixture.h"
+
+namespace attn::serve {
+namespace {
+
+using namespace attn::serve::testing;
+
+struct Answer {
+  int status = 0;  // 0: no answer (the server died or closed the connection)
+  std::string body;
+  nlohmann::json json;
+};
+
+class Hostile : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const TestModels& t = test_models();
+    server_ = new ServerProcess({"--model", "text=" + t.text, "--model", "ids=" + t.ids, "--model", "cls=" + t.classifier,
+                                 "--threads", "1"});
+  }
+  static void TearDownTestSuite() { delete server_; }
+
+  static Answer post(const std::string& path, const std::string& body, const std::string& type = "application/json") {
+    auto res = server_->client()->Post(path.c_str(), body, type.c_str());
+    Answer a;
+    if (!res) return a;
+    a.status = res->status;
+    a.body = res->body;
+    a.json = nlohmann::json::parse(res->body, nullptr, false);
+    return a;
+  }
+
+  // The answer is `status` with {"error": "...<expect>..."}.
+  static void expect_error(const Answer& a, int status, const std::string& expect, const std::string& what) {
+    ASSERT_NE(a.status, 0) << what << ": no answer (the server died?)\n" << server_->log().substr(0, 2000);
+    EXPECT_EQ(a.status, status) << what << ": " << a.body.substr(0, 300);
+    ASSERT_TRUE(a.json.is_object() && a.json.contains("error") && a.json["error"].is_string())
+        << what << ": " << a.body.substr(0, 300);
+    EXPECT_NE(a.json["error"].get<std::string>().find(expect), std::string::npos) << what << ": " << a.json["error"];
+  }
+
+  // After every test the server is alive and translates.
+  void TearDown() override {
+    auto c = server_->client();
+    auto health = c->Get("/health");
+    ASSERT_TRUE(health) << "the server died: " << server_->log().substr(0, 2000);
+    auto good = c->Post("/v1/translate", R"({"model": "text", "text": ["A house."], "max_len": 5})", "application/json");
+    ASSERT_TRUE(good);
+    EXPECT_EQ(good->status, 200) << good->body;
+  }
+
+  static ServerProcess* server_;
+};
+
+ServerProcess* Hostile::server_ = nullptr;
+
+// "[[[...]]]" nested `depth` levels.
+std::string nested(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+// issue 50: a value nested 100,000 deep in a field whose error quotes it was serialised whole, by
+// recursion on the connection thread's stack, and killed the server (SIGSEGV). Now the body is
+// refused as it is parsed, before anything recurses.
+TEST_F(Hostile, ValuesNested100000DeepAre400InEveryField) {
+  const std::string deep = nested(100000);
+  const std::vector<std::pair<std::string, std::string>> rows = {
+      {"/v1/translate", R"({"model": "text", "text": )" + deep + "}"},
+      {"/v1/translate", R"({"model": "text", "text": "a", "beam": )" + deep + "}"},
+      {"/v1/translate", R"({"model": )" + deep + R"(, "text": "a"})"},
+      {"/v1/translate", R"({"model": "text", "text": "a", "target_prefix": )" + deep + "}"},
+      {"/v1/translate", R"({"model": "text", "text": "a", "length_penalty": )" + deep + "}"},
+      {"/v1/translate", R"({"model": "ids", "ids": )" + deep + "}"},
+      {"/v1/score", R"({"model": "text", "source": )" + deep + R"(, "target": "a"})"},
+      {"/v1/score", R"({"model": "text", "source": "a", "target": )" + deep + "}"},
+      {"/v1/attention", R"({"model": "text", "text": )" + deep + "}"},
+      {"/v1/attention", R"({"model": "text", "text": "a", "layer": )" + deep + "}"},
+      {"/v1/classify", R"({"model": "cls", "text": )" + deep + "}"},
+      {"/translate", R"({"q": )" + deep + R"(, "source": "en", "target": "de"})"},
+      {"/translate", R"({"q": "a", "source": )" + deep + R"(, "target": "de"})"},
+      {"/v1/translate", deep},
+  };
+  for (const auto& [path, body] : rows)
+    expect_error(post(path, body), 400, "nested more than 64 levels deep", path + " " + body.substr(0, 60));
+  // 64 levels is the bound: 63 inside the body's object parse, and the field is then refused for its type.
+  expect_error(post("/v1/translate", R"({"model": "text", "text": )" + nested(63) + "}"), 400, "\"text\"[0] must be a string",
+               "63 levels");
+}
+
+// The quoting itself is bounded whatever it is given (a value built in memory, not parsed): at most
+// 60 characters and "...", without recursion.
+TEST(HostileQuoting, AnyValueIsQuotedInAtMost60Characters) {
+  nlohmann::json deep = nlohmann::json::array();
+  nlohmann::json* inner = &deep;
+  for (int i = 0; i < 100000; ++i) inner = &inner->emplace_back(nlohmann::json::array());
+  EXPECT_EQ(shown(deep), std::string(60, '[') + "...");
+  EXPECT_EQ(shown(nlohmann::json(std::string(1 << 20, 'a'))), std::string("\"") + std::string(59, 'a') + "...");
+  EXPECT_EQ(shown(nlohmann::json::parse(R"({"a": [1, 2.5, "x", null, true], "b": {}})")), R"({"a":[1,2.5,"x",null,true],"b":{}})");
+  EXPECT_EQ(shown(nlohmann::json::parse("[[], {}, []]")), "[[],{},[]]");
+  // cut before a character, never inside one: 30 two-byte characters are 62 bytes with the quote
+  const std::string e_acute = "\xc3\xa9";
+  std::string thirty;
+  for (int i = 0; i < 30; ++i) thirty += e_acute;
+  const std::string s = shown(nlohmann::json(thirty));
+  EXPECT_EQ(s, std::string("\"") + thirty.substr(0, 58) + "...") << s;
+}
+
+}  // namespace
+}  // namespace attn::serve
