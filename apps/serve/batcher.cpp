@@ -72,6 +72,15 @@ void Batcher::loop(size_t thread) {
       if (queue_.empty()) return;  // stopping, and everything queued is taken
     }
     worked = true;
+    drop_cancelled();
+    if (cancelled_.cancelled_jobs > 0) {
+      const BatchStats dropped = cancelled_;
+      cancelled_ = {};
+      lock.unlock();
+      if (on_batch_) on_batch_(dropped);
+      lock.lock();
+      continue;
+    }
     if (stream) join(*stream, thread);
     if (stream && stream->sentences() > 0) {
       load_[thread] = stream->sentences();
@@ -98,16 +107,30 @@ void Batcher::loop(size_t thread) {
   }
 }
 
+void Batcher::drop_cancelled() {
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    Job& j = **it;
+    if (!j.cancelled) {
+      ++it;
+      continue;
+    }
+    queued_ -= j.sentences;
+    ++cancelled_.cancelled_jobs;
+    cancelled_.cancelled_sentences += j.sentences;
+    it = queue_.erase(it);
+  }
+}
+
 void Batcher::join(Stream& stream, size_t thread) {
   for (auto it = queue_.begin(); it != queue_.end();) {
     Job& j = **it;
-    if (j.abandoned) {  // its request timed out
-      queued_ -= j.sentences;
-      it = queue_.erase(it);
+    if (j.cancelled) {
+      ++it;  // dropped by the next drop_cancelled()
       continue;
     }
-    // it goes first once the stream is empty (a job of more sentences than a batch: in batches)
-    if (!stream.accepts(j) || j.sentences > limits_.max_batch_sentences) return;
+    // it goes first once the stream takes it; a job of more sentences than a batch joins an empty
+    // stream alone and flows through it at the batch's size (TranslationStream's max_decoding)
+    if (!stream.accepts(j)) return;
     const size_t sentences = stream.sentences();
     if (sentences > 0) {
       const bool room = sentences + j.sentences <= limits_.max_batch_sentences &&
@@ -141,7 +164,7 @@ std::vector<std::shared_ptr<Job>> Batcher::take_batch(std::unique_lock<std::mute
   auto full = [&] {
     size_t tokens = 0, sentences = 0;
     for (const auto& j : queue_)
-      if (j->key == key && !j->abandoned) {
+      if (j->key == key && !j->cancelled) {
         tokens += j->tokens;
         sentences += j->sentences;
       }
@@ -158,15 +181,18 @@ std::vector<std::shared_ptr<Job>> Batcher::take_batch(std::unique_lock<std::mute
     Job& j = **it;
     const bool fits = batch.empty() || (limits_.batching && j.key == key && tokens + j.tokens <= limits_.max_batch_tokens &&
                                         sentences + j.sentences <= limits_.max_batch_sentences);
-    if (!j.abandoned && !fits) {
+    if (!j.cancelled && !fits) {
       ++it;
       continue;
     }
     queued_ -= j.sentences;
-    if (!j.abandoned) {
+    if (!j.cancelled) {
       tokens += j.tokens;
       sentences += j.sentences;
       batch.push_back(*it);
+    } else {
+      ++cancelled_.cancelled_jobs;
+      cancelled_.cancelled_sentences += j.sentences;
     }
     it = queue_.erase(it);
     if (!limits_.batching && !batch.empty()) break;

@@ -24,6 +24,10 @@
 // clients come and go and no job waits for a batch to end. A job the stream does not accept goes
 // to the batches above once the thread's stream is empty.
 //
+// A cancelled job (job.h: its request timed out or its client left) is dropped from the queue
+// before it computes, and from a stream at its next step, its rows with it: the thread is free
+// for the next jobs within one step. The stats count what was dropped (/metrics).
+//
 // The queue is bounded in sentences: submit() refuses a job that would pass max_queue (the HTTP
 // layer answers 503 with Retry-After). stop() computes every job already queued, then returns.
 #pragma once
@@ -54,6 +58,7 @@ struct BatchStats {
   size_t jobs = 0, sentences = 0, tokens = 0;  // computed (a stream's step: finished)
   double seconds = 0;  // computing
   size_t together = 0;  // a stream's step: the sentences decoded together (0: a batch, `sentences`)
+  size_t cancelled_jobs = 0, cancelled_sentences = 0;  // dropped unfinished (job.h: cancelled)
 };
 
 // A continuous batch: jobs join it between its steps.
@@ -64,6 +69,7 @@ class Stream {
   virtual bool accepts(const Job& job) const = 0;
   virtual void add(std::shared_ptr<Job> job) = 0;
   // One step of every sentence in the stream; finishes the jobs whose sentences are all done.
+  // The cancelled jobs leave first, unanswered, counted in the stats.
   virtual BatchStats step() = 0;
   // Finishes every job in the stream with `o` and empties it (a step failed).
   virtual void fail(const Outcome& o) = 0;
@@ -98,6 +104,8 @@ class Batcher {
   void loop(size_t thread);
   std::vector<std::shared_ptr<Job>> take_batch(std::unique_lock<std::mutex>& lock);
   void compute(const std::vector<std::shared_ptr<Job>>& batch);
+  // Takes the cancelled jobs out of the queue (under the lock), counted in cancelled_.
+  void drop_cancelled();
   // Moves the queued jobs `stream` accepts into it (under the lock), oldest first.
   void join(Stream& stream, size_t thread);
   void step(Stream& stream);
@@ -117,6 +125,7 @@ class Batcher {
   size_t queued_ = 0;  // sentences in queue_
   Clock::time_point last_end_{};  // when the previous batch was computed
   size_t expected_ = 0;            // sentences the next batch waits for (0: max_batch_sentences)
+  BatchStats cancelled_;           // dropped from the queue, not reported yet
   bool stopping_ = false;
   bool forming_ = false;  // a thread is forming a batch (the others wait their turn)
   std::vector<size_t> load_;  // sentences in each thread's stream

@@ -24,8 +24,9 @@ void answer_translations(const ServedModel& m, Job& job, const std::vector<std::
 // The continuous batch of a Transformer's translations (the library's TranslationStream,
 // translate/stream.h, behind batcher.h's Stream): jobs whose options stream (no sampling,
 // shortlist or attention) and are the same join it; each job is one request of it, answered as the
-// CLI would answer it once its last sentence is done. Null for a model that has none (an RNN, a
+// CLI would answer it once its last sentence is done. At most max_decoding sentences decode at
+// once (a larger job's others wait in the stream). Null for a model that has none (an RNN, a
 // classifier).
-std::unique_ptr<Stream> translation_stream(const ServedModel& m);
+std::unique_ptr<Stream> translation_stream(const ServedModel& m, size_t max_decoding);
 
 }  // namespace attn::serve

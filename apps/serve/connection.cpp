@@ -100,7 +100,24 @@ class DeadlineStream : public httplib::Stream {
   size_t at_ = 0, end_ = 0;  // buffer_[at_, end_) is received and not read yet
 };
 
+thread_local int t_client = -1;  // the socket of the request this thread is handling
+
+// Marks the thread as handling `sock`'s requests while it lives.
+struct Handling {
+  explicit Handling(int sock) { t_client = sock; }
+  ~Handling() { t_client = -1; }
+};
+
 }  // namespace
+
+bool Listener::client_gone() {
+  if (t_client < 0) return false;
+  pollfd p{t_client, POLLRDHUP, 0};
+  int n;
+  do n = ::poll(&p, 1, 0);
+  while (n < 0 && errno == EINTR);
+  return n > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
 
 void Listener::widen_backlog() { ::listen(svr_sock_, limits_.backlog); }
 
@@ -113,6 +130,7 @@ void Listener::drain() {
 // byte; between requests the connection waits idle_ms (in slices, to notice a drain).
 bool Listener::process_and_close_socket(socket_t sock) {
   DeadlineStream stream(sock, limits_.write_ms);
+  const Handling handling(sock);
   bool ok = true;
   for (size_t n = 0; n < limits_.requests_per_connection && ok && !draining_; ++n) {
     int waited = 0;

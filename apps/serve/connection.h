@@ -32,6 +32,10 @@ class Listener : public httplib::Server {
   // Serves the requests one connection's bytes hold, from a stream already in hand (no socket, no
   // deadline: the http fuzz target's bytes), as process_and_close_socket serves a socket's.
   bool serve(httplib::Stream& stream);
+  // Whether the client of the request this thread is handling has closed its connection (or
+  // half-closed it: HTTP/1.1 clients do not, and nobody would read the answer); false on a thread
+  // handling none. One poll(2) without waiting.
+  static bool client_gone();
 
  private:
   bool process_and_close_socket(socket_t sock) override;

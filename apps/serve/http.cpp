@@ -92,6 +92,7 @@ HttpServer::HttpServer(Service& service, const HttpOptions& options)
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
   add_routes();
+  service.watch_clients(&Listener::client_gone);
 }
 
 int HttpServer::bind() {

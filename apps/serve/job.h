@@ -67,7 +67,9 @@ struct Job {
   size_t tokens = 0;       // its cost against --max-batch-tokens: source tokens
   size_t sentences = 0;
   Clock::time_point queued;
-  std::atomic<bool> abandoned{false};  // its request timed out: nobody waits for it any more
+  // Its request timed out or its client went away: nobody waits for it any more. The batcher
+  // drops it from the queue, or from its stream at the next step (batcher.h).
+  std::atomic<bool> cancelled{false};
 
   // Sets the answer once; later calls do nothing (so an error path cannot overwrite an answer).
   void finish(Outcome o) {

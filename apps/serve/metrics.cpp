@@ -64,6 +64,9 @@ void Metrics::latency(double seconds) {
 void Metrics::batch(const std::string& model, const BatchStats& s, Clock::time_point now) {
   std::lock_guard<std::mutex> lock(mutex_);
   PerModel& m = models_[model];
+  m.cancelled_requests += static_cast<double>(s.cancelled_jobs);
+  m.cancelled_sentences += static_cast<double>(s.cancelled_sentences);
+  if (s.together == 0 && s.sentences == 0 && s.seconds == 0) return;  // only dropped jobs: no batch
   m.batch_sentences.observe(static_cast<double>(s.together > 0 ? s.together : s.sentences));
   m.sentences += static_cast<double>(s.sentences);
   m.tokens += static_cast<double>(s.tokens);
@@ -83,7 +86,8 @@ std::string Metrics::render(const std::function<size_t(const std::string&)>& que
   out += latency_.render("attn_serve_request_seconds", "");
   const std::vector<std::pair<std::string, std::string>> families = {
       {"queue_sentences", "gauge"}, {"batch_sentences", "histogram"}, {"sentences_total", "counter"},
-      {"tokens_total", "counter"}, {"compute_seconds_total", "counter"}, {"tokens_per_second", "gauge"}};
+      {"tokens_total", "counter"}, {"compute_seconds_total", "counter"}, {"tokens_per_second", "gauge"},
+      {"cancelled_requests_total", "counter"}, {"cancelled_sentences_total", "counter"}};
   for (const auto& [family, type] : families) {
     out += "# TYPE attn_serve_" + family + " " + type + "\n";
     for (auto& [name, m] : models_) {
@@ -97,6 +101,8 @@ std::string Metrics::render(const std::function<size_t(const std::string&)>& que
       else out += metric + "{" + labels + "} " + number(family == "sentences_total" ? m.sentences
                                                           : family == "tokens_total" ? m.tokens
                                                           : family == "compute_seconds_total" ? m.seconds
+                                                          : family == "cancelled_requests_total" ? m.cancelled_requests
+                                                          : family == "cancelled_sentences_total" ? m.cancelled_sentences
                                                                                               : recent / kRecentSeconds) + "\n";
     }
   }

@@ -7,6 +7,9 @@
 //   attn_serve_sentences_total{model}, attn_serve_tokens_total{model}   computed (source tokens)
 //   attn_serve_compute_seconds_total{model}    time the model's batcher spent computing
 //   attn_serve_tokens_per_second{model}        source tokens computed per second, last 10 s
+//   attn_serve_cancelled_requests_total{model}, attn_serve_cancelled_sentences_total{model}
+//                                              jobs dropped unfinished (timed out, client gone)
+//                                              and their sentences not computed
 //   attn_serve_tensor_bytes{kind}              tensor memory: live, peak live, cached for reuse
 #pragma once
 
@@ -49,7 +52,7 @@ class Metrics {
  private:
   struct PerModel {
     Histogram batch_sentences{{1, 2, 4, 8, 16, 32, 64, 128, 256}};
-    double sentences = 0, tokens = 0, seconds = 0;
+    double sentences = 0, tokens = 0, seconds = 0, cancelled_requests = 0, cancelled_sentences = 0;
     std::deque<std::pair<Clock::time_point, size_t>> recent;  // (when, tokens) of the last 10 s
   };
   std::mutex mutex_;

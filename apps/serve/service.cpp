@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "attn/error.h"
@@ -49,7 +50,7 @@ Service::Service(std::vector<std::unique_ptr<ServedModel>> models, const Service
         [model, group = options.batch.max_batch_sentences](const std::vector<std::shared_ptr<Job>>& b) {
           compute_batch(*model, b, group);
         },
-        setup, on_batch, [model] { return translation_stream(*model); },
+        setup, on_batch, [model, decoding = options.batch.max_batch_sentences] { return translation_stream(*model, decoding); },
         // and when the traffic stops, so an idle server holds only what it keeps (tests/serve/load_test.cpp
         // measures it there)
         [] { malloc_trim(0); });
@@ -83,11 +84,22 @@ Outcome Service::run(const ServedModel& m, std::shared_ptr<Job> job) {
   if (!batchers_.at(m.name)->submit(job))
     throw HttpError(503, "model '" + m.name + "' has " + std::to_string(options_.batch.max_queue) +
                              " sentences queued (--max-queue) or is stopping: retry later");
-  if (answer.wait_for(std::chrono::milliseconds(options_.timeout_ms)) != std::future_status::ready) {
-    job->abandoned = true;  // the batcher drops it if it has not started it
-    throw HttpError(504, "no answer within " + std::to_string(options_.timeout_ms) + " ms (--timeout-ms)");
+  // Waits in slices, so that a client gone is noticed (an answer on time costs no look at it); a
+  // request given up is cancelled, and its batcher drops its work (batcher.h).
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeout_ms);
+  for (;;) {
+    const Clock::time_point now = Clock::now();
+    if (answer.wait_until(client_gone_ ? std::min(deadline, now + kWatchClient) : deadline) == std::future_status::ready)
+      return answer.get();
+    if (Clock::now() >= deadline) {
+      job->cancelled = true;
+      throw HttpError(504, "no answer within " + std::to_string(options_.timeout_ms) + " ms (--timeout-ms)");
+    }
+    if (client_gone_()) {
+      job->cancelled = true;
+      throw HttpError(499, "the client closed the connection before the answer");
+    }
   }
-  return answer.get();
 }
 
 Outcome Service::translate(const nlohmann::json& body) {

@@ -4,6 +4,8 @@
 // layer (http.h) and the tests call the same methods.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,7 +24,7 @@ namespace attn::serve {
 struct ServiceOptions {
   BatchLimits batch;
   RequestLimits limits;
-  int timeout_ms = 30000;  // a request not answered by then gets 504 (its job is dropped)
+  int timeout_ms = 30000;  // a request not answered by then gets 504 (its job is cancelled)
   int threads = 0;         // threads of each batcher's products (0: OpenMP's default)
 };
 
@@ -42,6 +44,12 @@ class Service {
   Metrics& metrics() { return metrics_; }
   const ServiceOptions& options() const { return options_; }
 
+  // While a request waits for its answer, `gone` is asked every kWatchClient on the waiting
+  // thread: true when the request's client has closed its connection (connection.h); its job is
+  // then cancelled. Unset (the tests' direct calls): only the timeout cancels.
+  void watch_clients(std::function<bool()> gone) { client_gone_ = std::move(gone); }
+  static constexpr std::chrono::milliseconds kWatchClient{50};
+
   // Computes every queued job, then ends the batchers (SIGTERM's drain). Idempotent.
   void stop();
 
@@ -57,6 +65,7 @@ class Service {
   ServiceOptions options_;
   std::vector<std::unique_ptr<ServedModel>> models_;
   Metrics metrics_;
+  std::function<bool()> client_gone_;
   std::map<std::string, std::unique_ptr<Batcher>> batchers_;
 };
 

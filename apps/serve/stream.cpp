@@ -11,7 +11,7 @@ namespace {
 
 class JobStream : public Stream {
  public:
-  explicit JobStream(const ServedModel& m) : m_(m) {}
+  JobStream(const ServedModel& m, size_t max_decoding) : m_(m), max_decoding_(max_decoding) {}
 
   bool accepts(const Job& job) const override {
     const auto* w = std::get_if<TranslateWork>(&job.work);
@@ -25,7 +25,7 @@ class JobStream : public Stream {
     for (const SourceLine& line : w.lines) blank = blank && line.pieces.empty();
     if (blank) return answer_translations(m_, *job, std::vector<std::vector<Hypothesis>>(w.lines.size()), 0);
     if (sentences() == 0 && (!stream_ || key_ != job->key)) {
-      stream_.emplace(*m_.translator, w.options);
+      stream_.emplace(*m_.translator, w.options, max_decoding_);
       key_ = job->key;
     }
     jobs_[stream_->add(w.lines)] = std::move(job);
@@ -33,6 +33,15 @@ class JobStream : public Stream {
 
   BatchStats step() override {
     BatchStats stats;
+    for (auto it = jobs_.begin(); it != jobs_.end();) {
+      if (!it->second->cancelled) {
+        ++it;
+        continue;
+      }
+      ++stats.cancelled_jobs;
+      stats.cancelled_sentences += stream_->remove(it->first);
+      it = jobs_.erase(it);
+    }
     stats.together = sentences();
     for (FinishedRequest& f : stream_->step(&stats.sentences, &stats.tokens)) {
       const auto it = jobs_.find(f.id);
@@ -54,6 +63,7 @@ class JobStream : public Stream {
 
  private:
   const ServedModel& m_;
+  const size_t max_decoding_;  // sentences decoding at once (a larger job waits its turn in the stream)
   std::optional<TranslationStream> stream_;
   std::string key_;
   std::map<uint64_t, std::shared_ptr<Job>> jobs_;  // the stream's request id -> its job
@@ -61,9 +71,9 @@ class JobStream : public Stream {
 
 }  // namespace
 
-std::unique_ptr<Stream> translation_stream(const ServedModel& m) {
+std::unique_ptr<Stream> translation_stream(const ServedModel& m, size_t max_decoding) {
   if (!m.translator || !std::holds_alternative<Transformer>(m.seq2seq().net)) return nullptr;
-  return std::make_unique<JobStream>(m);
+  return std::make_unique<JobStream>(m, max_decoding);
 }
 
 }  // namespace attn::serve

@@ -1,6 +1,7 @@
 #include "attn/decode/stream.h"
 
 #include <optional>
+#include <set>
 
 #include "attn/decode/constraints.h"
 #include "attn/decode/row_decoder.h"
@@ -98,6 +99,44 @@ std::vector<StreamResult> SearchStream::step() {
   // With no row left the decoder goes (and its caches with it); the next sentences start another.
   if (!rows_left || s.live.empty()) s.decoder.reset();
   return done;
+}
+
+void SearchStream::remove(const std::vector<uint64_t>& ids) {
+  State& s = *s_;
+  const std::set<uint64_t> gone(ids.begin(), ids.end());
+  size_t kept = 0;
+  for (size_t i = 0; i < s.queued.size(); ++i) {
+    if (gone.count(s.queued_ids[i])) continue;
+    if (kept != i) {
+      s.queued[kept] = std::move(s.queued[i]);
+      s.queued_searches[kept] = std::move(s.queued_searches[i]);
+      s.queued_ids[kept] = s.queued_ids[i];
+    }
+    ++kept;
+  }
+  s.queued.resize(kept);
+  s.queued_searches.resize(kept);
+  s.queued_ids.resize(kept);
+  // The live sentences left keep their order; their rows are renumbered as a step renumbers them.
+  std::vector<int64_t> rows;
+  kept = 0;
+  for (size_t i = 0; i < s.live.size(); ++i) {
+    if (gone.count(s.live_ids[i])) continue;
+    for (detail::Prefix& p : s.live[i].alive) {
+      rows.push_back(p.row);
+      p.row = static_cast<int64_t>(rows.size()) - 1;
+    }
+    if (kept != i) {
+      s.live[kept] = std::move(s.live[i]);
+      s.live_ids[kept] = s.live_ids[i];
+    }
+    ++kept;
+  }
+  if (kept == s.live.size()) return;
+  s.live.resize(kept);
+  s.live_ids.resize(kept);
+  if (s.live.empty()) s.decoder.reset();
+  else s.decoder->select_rows(rows, false);
 }
 
 void warm_up(const Transformer& m, int64_t max_rows) {

@@ -1,5 +1,7 @@
 #include "attn/translate/stream.h"
 
+#include <algorithm>
+
 #include "attn/autodiff/var.h"
 #include "attn/error.h"
 
@@ -19,10 +21,11 @@ bool TranslationStream::streams(const Translator& t, const TranslateOptions& o) 
          o.search.use_cache && !(o.use_shortlist && t.shortlist());
 }
 
-TranslationStream::TranslationStream(const Translator& t, const TranslateOptions& o)
-    : options_(o), search_((check(streams(t, o), "these options or this model cannot stream"),
-                            std::get<Transformer>(t.model().net)),
-                           o.search) {}
+TranslationStream::TranslationStream(const Translator& t, const TranslateOptions& o, size_t max_decoding)
+    : options_(o),
+      search_((check(streams(t, o), "these options or this model cannot stream"), std::get<Transformer>(t.model().net)),
+              o.search),
+      max_decoding_(max_decoding) {}
 
 uint64_t TranslationStream::add(std::vector<SourceLine> lines) {
   auto r = std::make_shared<Request>();
@@ -32,7 +35,11 @@ uint64_t TranslationStream::add(std::vector<SourceLine> lines) {
     SourceLine& line = lines[i];
     r->parts[i].resize(line.pieces.size());
     for (size_t j = 0; j < line.pieces.size(); ++j) {
-      search_.add(next_sentence_, line.pieces[j], j == 0 ? line.prefix : std::vector<int32_t>{});
+      std::vector<int32_t> prefix = j == 0 ? line.prefix : std::vector<int32_t>{};
+      if (max_decoding_ == 0 || (waiting_.empty() && search_.size() < max_decoding_))
+        search_.add(next_sentence_, line.pieces[j], prefix);
+      else
+        waiting_.push_back({next_sentence_, line.pieces[j], std::move(prefix)});
       where_[next_sentence_++] = {r, i, j, line.pieces[j].size()};
       ++r->left;
       ++sentences_;
@@ -50,6 +57,8 @@ std::vector<FinishedRequest> TranslationStream::step(size_t* sentences, size_t* 
   if (sentences) *sentences = 0;
   if (tokens) *tokens = 0;
   if (sentences_ == 0) return out;
+  for (; !waiting_.empty() && search_.size() < max_decoding_; waiting_.pop_front())
+    search_.add(waiting_.front().id, waiting_.front().source, waiting_.front().prefix);
   NoGrad no_grad;
   for (StreamResult& s : search_.step()) {
     const auto it = where_.find(s.id);
@@ -63,6 +72,25 @@ std::vector<FinishedRequest> TranslationStream::step(size_t* sentences, size_t* 
     if (--place.request->left == 0) out.push_back({place.request->id, joined(place.request->parts)});
   }
   return out;
+}
+
+size_t TranslationStream::remove(uint64_t id) {
+  std::vector<uint64_t> pieces;  // ascending, as where_ holds them
+  for (auto it = where_.begin(); it != where_.end();) {
+    if (it->second.request->id != id) {
+      ++it;
+      continue;
+    }
+    pieces.push_back(it->first);
+    --sentences_;
+    tokens_ -= it->second.tokens;
+    it = where_.erase(it);
+  }
+  for (auto it = waiting_.begin(); it != waiting_.end();)
+    it = std::binary_search(pieces.begin(), pieces.end(), it->id) ? waiting_.erase(it) : it + 1;
+  search_.remove(pieces);
+  for (auto it = done_.begin(); it != done_.end();) it = (*it)->id == id ? done_.erase(it) : it + 1;
+  return pieces.size();
 }
 
 }  // namespace attn

@@ -109,6 +109,55 @@ TEST(SearchStream, RefusesWhatSearchRefuses) {
   EXPECT_THROW(SearchStream(m, o), Error);
 }
 
+// Sentences taken out while they decode (every third, at staggered steps) or before they join
+// never come back, and the others still get what search() gives each alone: removal keeps the
+// rows of the sentences left (a cancelled request of attn serve, batcher.h).
+TEST(SearchStream, RemovedSentencesLeaveAndTheOthersEqualEachSentenceAlone) {
+  const std::string name = "post_unshared_l3_h8";
+  const Transformer& m = fixture_model(name);
+  const auto src = fixture_ids(name, "src.txt");
+  ASSERT_GE(src.size(), 6u);
+  SearchOptions o;
+  o.beam = 3;
+  o.n_best = 2;
+  o.max_len = 30;
+  SearchStream stream(m, o);
+  for (size_t i = 0; i < src.size(); ++i) stream.add(i, src[i]);
+  std::vector<std::vector<Hypothesis>> out(src.size());
+  std::vector<bool> removed(src.size(), false);
+  stream.remove({src.size() - 1});  // queued: never decodes
+  removed[src.size() - 1] = true;
+  size_t next = 0;  // the next sentence to remove: every third
+  for (int step = 0; stream.size() > 0 && step < 1000; ++step) {
+    if (step % 2 == 1)
+      for (; next + 1 < src.size(); next += 3)
+        if (out[next].empty()) {
+          stream.remove({next, 12345});  // an id not in the stream is ignored
+          removed[next] = true;
+          next += 3;
+          break;
+        }
+    for (StreamResult& r : stream.step()) {
+      EXPECT_FALSE(removed[r.id]) << "sentence " << r.id << " came back after its removal";
+      out[r.id] = std::move(r.hypotheses);
+    }
+  }
+  EXPECT_EQ(stream.size(), 0u);
+  size_t kept = 0;
+  for (size_t i = 0; i < src.size(); ++i) {
+    if (removed[i]) continue;
+    ++kept;
+    const std::vector<Hypothesis> alone = search(m, {src[i]}, o).front();
+    ASSERT_EQ(out[i].size(), alone.size()) << "sentence " << i;
+    for (size_t k = 0; k < alone.size(); ++k) {
+      EXPECT_EQ(out[i][k].tokens, alone[k].tokens) << "sentence " << i << ", hypothesis " << k;
+      EXPECT_NEAR(out[i][k].score, alone[k].score, 1e-4) << "sentence " << i << ", hypothesis " << k;
+    }
+  }
+  EXPECT_GE(kept, src.size() / 2);
+  EXPECT_GE(std::count(removed.begin(), removed.end(), true), 2);
+}
+
 // Rows joining one every step for 300 steps, each leaving 20 steps after it came: each row's
 // log-probs equal those of a decoder started on its sentence alone, and the self-attention cache
 // holds a bounded number of positions (the ones no row reads any more are dropped).

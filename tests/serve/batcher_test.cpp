@@ -101,7 +101,7 @@ TEST(DynamicBatcher, AFullQueueRefusesAndAnAbandonedJobIsDropped) {
   ASSERT_TRUE(b.submit(kept));
   EXPECT_EQ(b.queued_sentences(), 5u);
   EXPECT_FALSE(b.submit(job("a", 1, 1))) << "a sixth sentence passed a queue of 5";
-  dropped->abandoned = true;
+  dropped->cancelled = true;
   rec.gate = 1;
   EXPECT_EQ(kept->future().get().status, 200);
   b.stop();

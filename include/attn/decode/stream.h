@@ -35,6 +35,9 @@ class SearchStream {
   void add(uint64_t id, const std::vector<int32_t>& source, const std::vector<int32_t>& prefix = {});
   // One step of every sentence (the queued ones join first). Returns those that finished.
   std::vector<StreamResult> step();
+  // Takes sentences out of the search, queued or decoding (their requests were cancelled): their
+  // rows leave the decoder now, the others keep theirs. Ids not in the search are ignored.
+  void remove(const std::vector<uint64_t>& ids);
   // Sentences in the search, queued or decoding.
   size_t size() const;
   // Decoder rows the next step feeds (sentences x their live beams; the queued ones' first rows).
