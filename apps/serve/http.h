@@ -20,7 +20,7 @@ namespace attn::serve {
 struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 8080;           // 0: any free port (tests)
-  int threads = 64;          // connection threads: concurrent connections served at once
+  int threads = 64;          // worker threads: whole requests handled at once (connection.h)
   ConnectionLimits connection;
 };
 
