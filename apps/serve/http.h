@@ -34,6 +34,7 @@ class HttpServer {
   void drain();
   // Serves one connection's requests from `stream` in this thread, without binding (fuzz/http.cpp).
   bool serve(httplib::Stream& stream) { return listener_.serve(stream); }
+  size_t open_connections() const { return listener_.open_connections(); }
 
  private:
   void add_routes();
