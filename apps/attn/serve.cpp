@@ -1,7 +1,8 @@
 // attn serve --model NAME=DIR[:fp32|bf16|int8] [--model ...] [--shortlist NAME=FILE] [--host 127.0.0.1] [--port 8080]
 //            [--max-batch-sentences 32] [--max-batch-tokens 4096] [--max-wait-ms 5] [--no-batching] [--max-queue 1024]
 //            [--max-body-bytes 1048576] [--max-sentences 64] [--max-line-bytes 4096] [--timeout-ms 30000]
-//            [--batchers N] [--threads 1] [--http-threads 64] [--request-ms 10000]
+//            [--batchers N] [--threads 1] [--http-threads 64] [--header-ms 5000] [--request-ms 10000]
+//            [--idle-ms 5000] [--max-header-bytes 16384] [--max-connections 10000] [--max-connections-per-client 512]
 // Serves models over HTTP (apps/serve/: routes in http.h, batching in batcher.h, docs/serve.md).
 // SIGTERM or SIGINT: stop accepting, answer every request already received, exit 0.
 #include <signal.h>
@@ -36,6 +37,7 @@ struct ServeFlags {
   serve::ServiceOptions service;
   serve::HttpOptions http;
   int max_batch_sentences = 32, max_batch_tokens = 4096, max_queue = 1024, max_body = 1 << 20, max_sentences = 64, max_line = 4096;
+  int max_header = 16384, max_connections = 10000, max_per_client = 512;
   bool no_batching = false;
 };
 
@@ -68,10 +70,23 @@ bool parse_flags(int argc, char** argv, ServeFlags& f) {
   add_int(args, "--max-sentences", f.max_sentences, 1, 1 << 20, "sentences in one request (413 past it)");
   add_int(args, "--max-line-bytes", f.max_line, 1, 1 << 24, "bytes of one sentence (413 past it)");
   add_int(args, "--timeout-ms", f.service.timeout_ms, 1, 3600000, "a request unanswered by then gets 504");
+  add_int(args, "--header-ms", f.http.connection.header_ms, 1, 3600000,
+          "time to receive a request's line and headers (from its first byte; a new connection's from its "
+          "accept); a slower client's connection is closed (slow-loris)");
   add_int(args, "--request-ms", f.http.connection.request_ms, 1, 3600000,
-          "time to receive one whole request; a slower client's connection is closed (slow-loris)");
+          "time to receive one whole request, body included; a slower client's connection is closed");
+  add_int(args, "--idle-ms", f.http.connection.idle_ms, 1, 3600000,
+          "how long an idle keep-alive connection stays open for its next request");
+  add_int(args, "--max-header-bytes", f.max_header, 256, 1 << 24, "a request's line and headers at most (431 past it)");
+  add_int(args, "--max-connections", f.max_connections, 1, 1 << 24,
+          "connections open at once (within the open-file limit, raised to its hard limit); past it the one "
+          "waiting longest without a whole request is closed");
+  add_int(args, "--max-connections-per-client", f.max_per_client, 1, 1 << 24,
+          "connections open at once from one client address; past it that address's one waiting longest "
+          "without a whole request is closed");
   add_int(args, "--http-threads", f.http.threads, 1, 4096,
-          "connections served at once (more wait to be accepted); each thread used holds ~1 MiB");
+          "whole requests handled at once (waiting connections hold no thread: one thread reads them all); "
+          "each thread holds ~1 MiB");
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   f.service.batch.batchers = std::min(cores, 8);
   f.service.threads = 1;
@@ -86,6 +101,9 @@ bool parse_flags(int argc, char** argv, ServeFlags& f) {
   f.service.batch.max_queue = static_cast<size_t>(f.max_queue);
   f.service.batch.batching = !f.no_batching;
   f.service.limits = {static_cast<size_t>(f.max_body), static_cast<size_t>(f.max_sentences), static_cast<size_t>(f.max_line)};
+  f.http.connection.max_header_bytes = static_cast<size_t>(f.max_header);
+  f.http.connection.max_connections = static_cast<size_t>(f.max_connections);
+  f.http.connection.max_per_client = static_cast<size_t>(f.max_per_client);
   return true;
 }
 

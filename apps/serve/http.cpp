@@ -78,12 +78,8 @@ nlohmann::json attention_query(const httplib::Request& req) {
 }  // namespace
 
 HttpServer::HttpServer(Service& service, const HttpOptions& options)
-    : service_(service), options_(options), listener_(options.connection) {
-  const int threads = options.threads;
-  listener_.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+    : service_(service), options_(options), listener_(options.connection, static_cast<size_t>(options.threads)) {
   listener_.set_payload_max_length(service.options().limits.max_body_bytes);
-  listener_.set_keep_alive_max_count(options.connection.requests_per_connection);
-  listener_.set_tcp_nodelay(true);
   // SO_REUSEADDR alone: a restarted server binds while the old one's connections are in TIME_WAIT,
   // but a second server on a port in use fails. cpp-httplib's default, SO_REUSEPORT, let two
   // servers bind one port and the kernel split the connections between them.
@@ -103,7 +99,7 @@ int HttpServer::bind() {
   return port;
 }
 
-void HttpServer::listen() { listener_.listen_after_bind(); }
+void HttpServer::listen() { listener_.run(); }
 
 void HttpServer::drain() {
   draining_ = true;

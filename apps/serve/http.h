@@ -20,7 +20,7 @@ namespace attn::serve {
 struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 8080;           // 0: any free port (tests)
-  int threads = 64;          // connection threads: concurrent connections served at once
+  int threads = 64;          // worker threads: whole requests handled at once (connection.h)
   ConnectionLimits connection;
 };
 
@@ -34,6 +34,7 @@ class HttpServer {
   void drain();
   // Serves one connection's requests from `stream` in this thread, without binding (fuzz/http.cpp).
   bool serve(httplib::Stream& stream) { return listener_.serve(stream); }
+  size_t open_connections() const { return listener_.open_connections(); }
 
  private:
   void add_routes();

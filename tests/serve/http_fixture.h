@@ -37,6 +37,7 @@ class TestServer {
   }
   int port() const { return port_; }
   Service& service() { return *service_; }
+  size_t open_connections() const { return server_->open_connections(); }
   std::unique_ptr<httplib::Client> client() const {
     auto c = std::make_unique<httplib::Client>("127.0.0.1", port_);
     c->set_read_timeout(60, 0);
