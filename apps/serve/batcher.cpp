@@ -208,15 +208,25 @@ void Batcher::compute(const std::vector<std::shared_ptr<Job>>& batch) {
     stats.tokens += j->tokens;
   }
   const Clock::time_point start = Clock::now();
-  Outcome failed{500, {{"error", "internal error"}}, ""};
   try {
     run_(batch);
-  } catch (const std::bad_alloc&) {
-    failed.json["error"] = "out of memory computing the batch";
-  } catch (const std::exception& e) {
-    failed.json["error"] = e.what();
+  } catch (...) {
+    const std::exception_ptr e = std::current_exception();
+    // A failure is confined to the request that caused it: with others in the batch, each job
+    // not yet answered is computed again alone, so only the one that fails alone gets its error.
+    for (const auto& j : batch) {
+      if (j->answered()) continue;
+      if (batch.size() == 1) {
+        j->finish(failure(e));
+        continue;
+      }
+      try {
+        run_({j});
+      } catch (...) {
+        j->finish(failure(std::current_exception()));
+      }
+    }
   }
-  for (const auto& j : batch) j->finish(failed);  // no-op for the jobs run_ answered
   stats.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (on_batch_) on_batch_(stats);
 }

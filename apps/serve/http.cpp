@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "attn/error.h"
+#include "form.h"
 #include "page.h"
 
 namespace attn::serve {
@@ -36,15 +37,27 @@ Outcome answer(const std::function<Outcome()>& handler) {
   }
 }
 
-// A LibreTranslate body: JSON, or an HTML form's fields (q may repeat).
+// A LibreTranslate body: JSON, or a form's fields (the URL's query, then the body: urlencoded or
+// multipart). Every `q` is kept, in order, repeats included: one gives a string, several a list.
+// Another repeated name takes its first value, as Flask's request.values.get (LibreTranslate's).
 nlohmann::json libretranslate_body(const httplib::Request& req) {
-  if (req.get_header_value("Content-Type").find("application/json") != std::string::npos) return parse_body(req.body);
-  nlohmann::json body = nlohmann::json::object();
-  for (const auto& [key, value] : req.params) {
-    if (key != "q") body[key] = value;
-    else if (req.get_param_value_count("q") == 1) body["q"] = value;
-    else body["q"].push_back(value);
+  const std::string type = req.get_header_value("Content-Type");
+  if (type.find("application/json") != std::string::npos) return parse_body(req.body);
+  FormFields fields;
+  if (const size_t q = req.target.find('?'); q != std::string::npos) fields = form_fields(req.target.substr(q + 1));
+  if (type.find("application/x-www-form-urlencoded") != std::string::npos) {
+    FormFields more = form_fields(req.body);
+    fields.insert(fields.end(), more.begin(), more.end());
   }
+  for (const auto& [name, part] : req.files)  // multipart/form-data: its fields (files have a filename)
+    if (part.filename.empty()) fields.emplace_back(name, part.content);
+  nlohmann::json body = nlohmann::json::object(), q = nlohmann::json::array();
+  for (const auto& [key, value] : fields) {
+    if (key == "q") q.push_back(value);
+    else if (!body.contains(key)) body[key] = value;
+  }
+  if (q.size() == 1) body["q"] = q[0];
+  else if (q.size() > 1) body["q"] = std::move(q);
   return body;
 }
 

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
+#include <new>
 #include <cstdint>
 #include <future>
 #include <mutex>
@@ -15,6 +17,7 @@
 
 #include "attn/attend/attend.h"
 #include "attn/classify/options.h"
+#include "attn/error.h"
 #include "attn/translate/options.h"
 #include "attn/translate/translator.h"
 
@@ -73,13 +76,35 @@ struct Job {
 
   // Sets the answer once; later calls do nothing (so an error path cannot overwrite an answer).
   void finish(Outcome o) {
-    std::call_once(answered_, [&] { promise_.set_value(std::move(o)); });
+    std::call_once(answered_, [&] {
+      promise_.set_value(std::move(o));
+      done_ = true;
+    });
   }
+  bool answered() const { return done_; }
   std::future<Outcome> future() { return promise_.get_future(); }
 
  private:
   std::once_flag answered_;
+  std::atomic<bool> done_{false};
   std::promise<Outcome> promise_;
 };
+
+// The answer to a job whose computing threw: a library check on the request's values is the
+// client's error (400, as the HTTP handler answers it), memory running out is 503 (retry later),
+// anything else the server's (500).
+inline Outcome failure(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const Error& x) {
+    return {400, {{"error", x.what()}}, ""};
+  } catch (const std::bad_alloc&) {
+    return {503, {{"error", "out of memory computing the request: retry later, or send less at once"}}, ""};
+  } catch (const std::exception& x) {
+    return {500, {{"error", x.what()}}, ""};
+  } catch (...) {
+    return {500, {{"error", "internal error"}}, ""};
+  }
+}
 
 }  // namespace attn::serve

@@ -45,7 +45,11 @@ class JobStream : public Stream {
     stats.together = sentences();
     for (FinishedRequest& f : stream_->step(&stats.sentences, &stats.tokens)) {
       const auto it = jobs_.find(f.id);
-      answer_translations(m_, *it->second, f.hypotheses, 0);
+      try {  // a failure writing one answer is that request's alone
+        answer_translations(m_, *it->second, f.hypotheses, 0);
+      } catch (...) {
+        it->second->finish(failure(std::current_exception()));
+      }
       jobs_.erase(it);
       ++stats.jobs;
     }

@@ -55,6 +55,11 @@ Seq2SeqConfig Seq2Seq::config() const {
   return std::visit([](const auto& m) -> Seq2SeqConfig { return m.config; }, net);
 }
 
+int Seq2Seq::cross_attention_layers() const {
+  if (const auto* t = std::get_if<Transformer>(&net)) return static_cast<int>(t->config.decoder_layers);
+  return 1;
+}
+
 std::vector<std::pair<std::string, Var>> Seq2Seq::parameters() const {
   return std::visit([](const auto& m) { return m.parameters(); }, net);
 }

@@ -94,6 +94,12 @@ void Translator::check_options(const TranslateOptions& o, const OptionNameOf& na
                 o.search.max_len, " is more than the model's ", positions, " positions (max_len in ", dirs_[i],
                 "/config.json)");
   }
+  // Alignments are read from the first model. Checked here, before a line is searched, so that a
+  // layer it lacks is the request's error up front (the server: before it joins a batch), not a
+  // failure after the search of every line batched with it.
+  const int layers = model().cross_attention_layers();
+  check(o.alignment_layer <= layers, name_of(translate_option("alignment_layer")), " ", o.alignment_layer,
+        " is more than the ", layers, " encoder-decoder attention layers of the model in ", dirs_.front());
 }
 
 SourceLine Translator::text_line(const std::string& text, int64_t number, const std::string& where,

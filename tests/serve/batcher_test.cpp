@@ -125,6 +125,34 @@ TEST(DynamicBatcher, AFailingBatchAnswersEachJob500AndTheBatcherGoesOn) {
   EXPECT_EQ(good->future().get().status, 200);
 }
 
+// issue 50: one bad request failed every request batched with it (each got a 500 with the bad
+// one's error). Now a failing batch computes each unanswered job again alone: the good ones are
+// answered, the bad one alone gets its error (a library check on its values: 400).
+TEST(DynamicBatcher, AFailureIsConfinedToTheJobThatCausesIt) {
+  std::shared_ptr<Job> bad = job("a", 1);
+  std::vector<size_t> sizes;
+  // Full at 4 sentences, else waiting 10 s: the four jobs are one batch.
+  Batcher b({4096, 10000, 100, true, 4}, [&](const std::vector<std::shared_ptr<Job>>& batch) {
+    sizes.push_back(batch.size());
+    for (const auto& j : batch)
+      if (j == bad) throw Error("\"alignment_layer\" 99 is more than the model's 2 layers");
+    for (const auto& j : batch) j->finish({200, nullptr, ""});
+  });
+  std::vector<std::shared_ptr<Job>> good;
+  for (int i = 0; i < 3; ++i) good.push_back(job("a", 1));
+  ASSERT_TRUE(b.submit(good[0]));
+  ASSERT_TRUE(b.submit(bad));
+  ASSERT_TRUE(b.submit(good[1]));
+  ASSERT_TRUE(b.submit(good[2]));
+  for (auto& g : good) EXPECT_EQ(g->future().get().status, 200);
+  const Outcome o = bad->future().get();
+  EXPECT_EQ(o.status, 400);
+  EXPECT_NE(o.json["error"].get<std::string>().find("alignment_layer"), std::string::npos) << o.json;
+  b.stop();
+  // the batch of four, then each job alone
+  EXPECT_EQ(sizes, (std::vector<size_t>{4, 1, 1, 1, 1}));
+}
+
 TEST(DynamicBatcher, StopComputesWhatIsQueuedThenRefuses) {
   Recorder rec;
   rec.gate = 0;

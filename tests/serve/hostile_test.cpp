@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "attn/io/json.h"
@@ -94,6 +95,47 @@ TEST_F(Hostile, ValuesNested100000DeepAre400InEveryField) {
   // 64 levels is the bound: 63 inside the body's object parse, and the field is then refused for its type.
   expect_error(post("/v1/translate", R"({"model": "text", "text": )" + nested(63) + "}"), 400, "\"text\"[0] must be a string",
                "63 levels");
+}
+
+// issue 50: "alignment_layer" 99 on a 2-layer model passed the request's checks, joined a batch,
+// and failed it after the search: the good requests batched with it got a 500 with its error.
+// Now the option is checked against the model before the request is queued.
+TEST_F(Hostile, ABadOptionMixedIntoGoodRequestsFailsOnlyItself) {
+  const std::string good = R"({"model": "text", "text": ["A house.", "The file."], "max_len": 6, "alignment": true})";
+  const std::string bad = R"({"model": "text", "text": ["A house."], "max_len": 6, "alignment": true, "alignment_layer": 99})";
+  std::vector<Answer> answers(13);
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < answers.size(); ++i)
+    clients.emplace_back([&, i] { answers[i] = post("/v1/translate", i == 6 ? bad : good); });
+  for (auto& c : clients) c.join();
+  for (size_t i = 0; i < answers.size(); ++i) {
+    if (i == 6) continue;
+    EXPECT_EQ(answers[i].status, 200) << i << ": " << answers[i].body.substr(0, 300);
+  }
+  expect_error(answers[6], 400, "\"alignment_layer\" 99 is more than the 2 encoder-decoder attention layers",
+               "alignment_layer 99");
+}
+
+// issue 50: a form's repeated `q` lost its repeats (cpp-httplib keeps one copy of a repeated
+// name=value pair): q=A&q=B&q=A gave two translations, two identical q a string, and 65 copies of
+// one q passed --max-sentences 64. Every q is now kept, in order.
+TEST_F(Hostile, RepeatedFormKeysAreEachKept) {
+  const std::string form = "application/x-www-form-urlencoded";
+  const Answer three = post("/translate", "q=A+house.&q=The+file.&q=A+house.&source=en&target=de", form);
+  ASSERT_EQ(three.status, 200) << three.body;
+  ASSERT_TRUE(three.json["translatedText"].is_array()) << three.body;
+  ASSERT_EQ(three.json["translatedText"].size(), 3u) << three.body;
+  EXPECT_EQ(three.json["translatedText"][0], three.json["translatedText"][2]);
+  const Answer two = post("/translate", "q=A+house.&q=A+house.&source=en&target=de", form);
+  ASSERT_EQ(two.status, 200) << two.body;
+  EXPECT_TRUE(two.json["translatedText"].is_array() && two.json["translatedText"].size() == 2) << two.body;
+  // the same through the URL's query string
+  const Answer query = post("/translate?q=A+house.&q=A+house.&source=en&target=de", "", form);
+  ASSERT_EQ(query.status, 200) << query.body;
+  EXPECT_TRUE(query.json["translatedText"].is_array() && query.json["translatedText"].size() == 2) << query.body;
+  std::string many;
+  for (int i = 0; i < 65; ++i) many += "q=A+house.&";
+  expect_error(post("/translate", many + "source=en&target=de", form), 413, "--max-sentences", "65 copies of one q");
 }
 
 // The quoting itself is bounded whatever it is given (a value built in memory, not parsed): at most

@@ -43,6 +43,9 @@ struct Seq2Seq {
   Seq2SeqConfig config() const;
   Seq2SeqCommon common() const;  // without copying the config
   std::vector<std::pair<std::string, Var>> parameters() const;
+  // Its encoder-decoder attention layers: what word alignments may be read from (the
+  // Transformer's decoder layers; the RNN's one attention).
+  int cross_attention_layers() const;
 };
 
 Seq2Seq make_seq2seq(const Seq2SeqConfig& config, uint64_t seed);
