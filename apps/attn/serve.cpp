@@ -2,7 +2,7 @@
 //            [--max-batch-sentences 32] [--max-batch-tokens 4096] [--max-wait-ms 5] [--no-batching] [--max-queue 1024]
 //            [--max-body-bytes 1048576] [--max-sentences 64] [--max-line-bytes 4096] [--timeout-ms 30000]
 //            [--batchers N] [--threads 1] [--http-threads 64] [--header-ms 5000] [--request-ms 10000]
-//            [--idle-ms 5000] [--max-header-bytes 16384] [--max-connections 10000] [--max-connections-per-client 512]
+//            [--max-answer-mib 32] [--answer-memory-mib 256] [--idle-ms 5000] [--max-header-bytes 16384] [--max-connections 10000] [--max-connections-per-client 512]
 // Serves models over HTTP (apps/serve/: routes in http.h, batching in batcher.h, docs/serve.md).
 // SIGTERM or SIGINT: stop accepting, answer every request already received, exit 0.
 #include <signal.h>
@@ -37,6 +37,7 @@ struct ServeFlags {
   serve::ServiceOptions service;
   serve::HttpOptions http;
   int max_batch_sentences = 32, max_batch_tokens = 4096, max_queue = 1024, max_body = 1 << 20, max_sentences = 64, max_line = 4096;
+  int max_answer_mib = 32, max_answer_memory_mib = 256;
   int max_header = 16384, max_connections = 10000, max_per_client = 512;
   bool no_batching = false;
 };
@@ -69,6 +70,14 @@ bool parse_flags(int argc, char** argv, ServeFlags& f) {
   add_int(args, "--max-body-bytes", f.max_body, 1, 1 << 30, "largest request body (413 past it)");
   add_int(args, "--max-sentences", f.max_sentences, 1, 1 << 20, "sentences in one request (413 past it)");
   add_int(args, "--max-line-bytes", f.max_line, 1, 1 << 24, "bytes of one sentence (413 past it)");
+  add_int(args, "--max-answer-mib", f.max_answer_mib, 1, 1 << 20,
+          "MiB of one answer's text at most, bounded before it is computed from what the request asks "
+          "(413 past it, saying what to ask for instead: /v1/attention's \"layer\" or \"head\", fewer sentences)")
+      ->type_name("MIB");
+  add_int(args, "--answer-memory-mib", f.max_answer_memory_mib, 1, 1 << 20,
+          "MiB the answers in flight may hold between them (each reserves twice its bound until it is sent; "
+          "past it requests wait, then 503)")
+      ->type_name("MIB");
   add_int(args, "--timeout-ms", f.service.timeout_ms, 1, 3600000, "a request unanswered by then gets 504");
   add_int(args, "--header-ms", f.http.connection.header_ms, 1, 3600000,
           "time to receive a request's line and headers (from its first byte; a new connection's from its "
@@ -100,7 +109,9 @@ bool parse_flags(int argc, char** argv, ServeFlags& f) {
   f.service.batch.max_batch_sentences = static_cast<size_t>(f.max_batch_sentences);
   f.service.batch.max_queue = static_cast<size_t>(f.max_queue);
   f.service.batch.batching = !f.no_batching;
-  f.service.limits = {static_cast<size_t>(f.max_body), static_cast<size_t>(f.max_sentences), static_cast<size_t>(f.max_line)};
+  f.service.limits = {static_cast<size_t>(f.max_body), static_cast<size_t>(f.max_sentences), static_cast<size_t>(f.max_line),
+                      static_cast<size_t>(f.max_answer_mib) << 20};
+  f.service.max_answer_memory = static_cast<size_t>(f.max_answer_memory_mib) << 20;
   f.http.connection.max_header_bytes = static_cast<size_t>(f.max_header);
   f.http.connection.max_connections = static_cast<size_t>(f.max_connections);
   f.http.connection.max_per_client = static_cast<size_t>(f.max_per_client);

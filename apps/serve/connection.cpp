@@ -126,6 +126,7 @@ class BufferStream : public httplib::Stream {
 };
 
 thread_local int t_client = -1;  // the socket of the request this thread is handling
+thread_local std::shared_ptr<void> t_held;  // what the response being sent holds (hold_until_sent)
 
 // Marks the thread as handling `sock`'s requests while it lives.
 struct Handling {
@@ -467,7 +468,9 @@ bool Listener::serve_connection(Connection& c) {
     BufferStream stream(c, c.framing.start, c.framing.end, limits_.write_ms);
     bool closed = false;
     const bool ok = process_request(stream, last, closed, nullptr);
-    if (!stream.flush() || !ok || closed || last) return false;
+    const bool sent = stream.flush();
+    t_held.reset();  // the response is out (or its connection failed): its memory is free
+    if (!sent || !ok || closed || last) return false;
     c.in.erase(0, c.framing.end);
     c.since = Clock::now();
     c.requesting = !c.in.empty();
@@ -483,11 +486,14 @@ bool Listener::serve_connection(Connection& c) {
   }
 }
 
+void Listener::hold_until_sent(std::shared_ptr<void> hold) { t_held = std::move(hold); }
+
 bool Listener::serve(httplib::Stream& stream) {
   bool ok = true;
   for (size_t n = 0; n < limits_.requests_per_connection && ok && stream.is_readable(); ++n) {
     bool closed = false;
     ok = process_request(stream, n + 1 == limits_.requests_per_connection, closed, nullptr) && !closed;
+    t_held.reset();
   }
   return ok;
 }

@@ -65,6 +65,9 @@ class Listener : public httplib::Server {
   // half-closed it: HTTP/1.1 clients do not, and nobody would read the answer); false on a thread
   // handling none. One poll(2) without waiting.
   static bool client_gone();
+  // Keeps `hold` (the answer's share of the memory budget, answer_size.h) until this thread has
+  // sent the response of the request it is handling: the answer's text lives until then.
+  static void hold_until_sent(std::shared_ptr<void> hold);
   // Connections open now (the tests' and /metrics' view).
   size_t open_connections() const { return open_.load(); }
 

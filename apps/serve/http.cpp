@@ -14,11 +14,20 @@ namespace {
 
 std::string dumped(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
-void write(httplib::Response& res, const Outcome& o) {
+// The answer as the response: its text moved into the body (no copy), the JSON tree freed before
+// it is sent, and its share of the memory budget kept until the response is out.
+void write(httplib::Response& res, Outcome o) {
   res.status = o.status;
   if (o.status == 503) res.set_header("Retry-After", "1");
-  if (o.html.empty()) res.set_content(dumped(o.json), "application/json");
-  else res.set_content(o.html, "text/html; charset=utf-8");
+  if (o.html.empty()) {
+    res.body = dumped(o.json);
+    o.json = nullptr;
+    res.set_header("Content-Type", "application/json");
+  } else {
+    res.body = std::move(o.html);
+    res.set_header("Content-Type", "text/html; charset=utf-8");
+  }
+  Listener::hold_until_sent(std::move(o.hold));
 }
 
 // Runs a route's handler, turning every failure into a JSON error: the request's (HttpError, or a

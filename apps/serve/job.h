@@ -8,6 +8,7 @@
 #include <new>
 #include <cstdint>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <variant>
@@ -62,6 +63,8 @@ struct Outcome {
   int status = 200;
   nlohmann::json json;
   std::string html;
+  // Its share of the answers' memory budget (answer_size.h), given back once it is sent.
+  std::shared_ptr<void> hold = nullptr;
 };
 
 struct Job {

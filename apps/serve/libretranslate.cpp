@@ -32,7 +32,7 @@ Outcome Service::libretranslate(const nlohmann::json& body) {
   if (out.status != 200) return out;
   nlohmann::json texts = nlohmann::json::array();
   for (const auto& t : out.json["translations"]) texts.push_back(t["text"]);
-  return {200, {{"translatedText", body["q"].is_string() ? texts[0] : texts}}, ""};
+  return {200, {{"translatedText", body["q"].is_string() ? texts[0] : texts}}, "", out.hold};
 }
 
 nlohmann::json Service::languages() const {

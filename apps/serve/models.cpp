@@ -1,5 +1,7 @@
 #include "models.h"
 
+#include <algorithm>
+
 #include "attn/error.h"
 #include "attn/models/model_dir.h"
 
@@ -60,6 +62,9 @@ std::unique_ptr<ServedModel> load_served_model(const ModelSpec& spec) {
   o.models = {spec.dir};
   o.precision = m->precision;
   m->translator.emplace(o);
+  if (const data::Tokenizer* tok = m->tokenizer())
+    for (int32_t id = 0; id < tok->vocab_size(); ++id)
+      m->token_json_bytes = std::max(m->token_json_bytes, nlohmann::json(tok->piece(id)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).size());
   return m;
 }
 

@@ -36,6 +36,7 @@ struct ServedModel {
   std::optional<Translator> translator;        // a translation model (Transformer or RNN), its tokenizer
                                                // (none: token ids only) and --shortlist NAME=FILE
   std::optional<ClassifierModel> classifier;   // or a classifier
+  size_t token_json_bytes = 12;                // the longest piece of its vocabulary as JSON text (an id: 12)
 
   const Seq2Seq& seq2seq() const { return translator->model(); }
   // Its SentencePiece model; null: token ids only.

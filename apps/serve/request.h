@@ -27,6 +27,7 @@ struct RequestLimits {
   size_t max_body_bytes = 1 << 20;  // the body, checked by the HTTP layer
   size_t max_sentences = 64;        // sentences (texts, id rows, pairs) per request
   size_t max_line_bytes = 4096;     // bytes of one sentence
+  size_t max_answer_bytes = 32u << 20;  // the answer's text, bounded before it is computed (answer_size.h)
 };
 
 // A value as an error message shows it: its JSON, cut to 60 characters (io::quoted_json: without

@@ -23,7 +23,7 @@ std::vector<std::string> names_of(const std::vector<std::unique_ptr<ServedModel>
 }  // namespace
 
 Service::Service(std::vector<std::unique_ptr<ServedModel>> models, const ServiceOptions& options)
-    : options_(options), models_(std::move(models)), metrics_(names_of(models_)) {
+    : options_(options), models_(std::move(models)), metrics_(names_of(models_)), budget_(options.max_answer_memory) {
   for (const auto& m : models_) {
     const ServedModel* model = m.get();
     const int threads = options.threads;
@@ -81,16 +81,32 @@ Outcome Service::run(const ServedModel& m, std::shared_ptr<Job> job) {
   if (job->sentences > options_.batch.max_queue)
     throw HttpError(413, "the request holds " + std::to_string(job->sentences) + " sentences (pieces), more than model '" +
                              m.name + "' queues at once (--max-queue " + std::to_string(options_.batch.max_queue) + ")");
+  // The answer's size is bounded before anything is computed: past the limit the request is
+  // refused and told what to ask for; within it, it reserves its share of the memory the answers
+  // in flight may hold (the JSON tree and its text exist together while it is written: twice the
+  // bound), waiting while others hold it.
+  const AnswerSize size = answer_size(m, job->work);
+  if (size.bytes > options_.limits.max_answer_bytes)
+    throw HttpError(413, "the answer would take up to " + std::to_string(size.bytes) + " bytes, more than " +
+                             std::to_string(options_.limits.max_answer_bytes) + " (--max-answer-mib): " + size.advice);
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeout_ms);
+  std::shared_ptr<void> hold = budget_.take(2 * size.bytes, deadline);
+  if (!hold)
+    throw HttpError(503, "the answers in flight hold the server's " + std::to_string(budget_.capacity()) +
+                             " bytes for answers (--answer-memory-mib): retry later");
   if (!batchers_.at(m.name)->submit(job))
     throw HttpError(503, "model '" + m.name + "' has " + std::to_string(options_.batch.max_queue) +
                              " sentences queued (--max-queue) or is stopping: retry later");
   // Waits in slices, so that a client gone is noticed (an answer on time costs no look at it); a
   // request given up is cancelled, and its batcher drops its work (batcher.h).
-  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options_.timeout_ms);
   for (;;) {
     const Clock::time_point now = Clock::now();
-    if (answer.wait_until(client_gone_ ? std::min(deadline, now + kWatchClient) : deadline) == std::future_status::ready)
-      return answer.get();
+    if (answer.wait_until(client_gone_ ? std::min(deadline, now + kWatchClient) : deadline) ==
+        std::future_status::ready) {
+      Outcome o = answer.get();
+      o.hold = std::move(hold);
+      return o;
+    }
     if (Clock::now() >= deadline) {
       job->cancelled = true;
       throw HttpError(504, "no answer within " + std::to_string(options_.timeout_ms) + " ms (--timeout-ms)");

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "answer_size.h"
 #include "batcher.h"
 #include "job.h"
 #include "metrics.h"
@@ -26,7 +27,13 @@ struct ServiceOptions {
   RequestLimits limits;
   int timeout_ms = 30000;  // a request not answered by then gets 504 (its job is cancelled)
   int threads = 0;         // threads of each batcher's products (0: OpenMP's default)
+  // The answers in flight hold at most this much between them (answer_size.h): a request reserves
+  // twice its answer's bound before it is queued, and waits (until its timeout: 503) while it is spent.
+  size_t max_answer_memory = 256u << 20;
 };
+
+// POST /v1/attention's body as the work for model m (HttpError for a mistake in it).
+AttentionWork attention_work(const nlohmann::json& body, const ServedModel& m, const RequestLimits& limits);
 
 class Service {
  public:
@@ -42,6 +49,7 @@ class Service {
   nlohmann::json models() const;                       // GET /v1/models
   std::string metrics_text();                          // GET /metrics
   Metrics& metrics() { return metrics_; }
+  const AnswerBudget& answer_budget() const { return budget_; }
   const ServiceOptions& options() const { return options_; }
 
   // While a request waits for its answer, `gone` is asked every kWatchClient on the waiting
@@ -66,6 +74,7 @@ class Service {
   std::vector<std::unique_ptr<ServedModel>> models_;
   Metrics metrics_;
   std::function<bool()> client_gone_;
+  AnswerBudget budget_;
   std::map<std::string, std::unique_ptr<Batcher>> batchers_;
 };
 

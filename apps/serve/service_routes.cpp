@@ -62,8 +62,7 @@ Outcome Service::classify(const nlohmann::json& body) {
 }
 
 // {"model", "text" | "ids": [..], "target" | "target_ids", "layer", "head", "beam", "format"}
-Outcome Service::attention(const nlohmann::json& body) {
-  const ServedModel& m = model_for(body, Task::any);
+AttentionWork attention_work(const nlohmann::json& body, const ServedModel& m, const RequestLimits& limits) {
   AttentionWork w;
   AttendRequest& r = w.request;
   r.model = m.name;
@@ -76,16 +75,22 @@ Outcome Service::attention(const nlohmann::json& body) {
   r.ids = body.contains("ids");
   if (r.ids && (m.classifier || !body["ids"].is_array()))
     throw HttpError(400, "\"ids\" is an array of token ids, for a translation model");
-  if (r.ids) r.src = format_ids(ids_field({{"ids", {body["ids"]}}}, "ids", m.seq2seq().common().src_vocab, options_.limits)[0]);
+  if (r.ids) r.src = format_ids(ids_field({{"ids", {body["ids"]}}}, "ids", m.seq2seq().common().src_vocab, limits)[0]);
   else if (!m.tokenizer() && !m.classifier) throw HttpError(400, "model '" + m.name + "' has no tokenizer: send \"ids\"");
-  else r.src = sentences_field({{"text", string_field(body, "text", "", true)}}, "text", options_.limits)[0];
+  else r.src = sentences_field({{"text", string_field(body, "text", "", true)}}, "text", limits)[0];
   if (body.contains("target_ids") && r.ids)
-    r.tgt = format_ids(ids_field({{"ids", {body["target_ids"]}}}, "ids", m.seq2seq().common().tgt_vocab, options_.limits)[0]);
+    r.tgt = format_ids(ids_field({{"ids", {body["target_ids"]}}}, "ids", m.seq2seq().common().tgt_vocab, limits)[0]);
   else if (body.contains("target"))
-    r.tgt = sentences_field({{"target", string_field(body, "target", "")}}, "target", options_.limits)[0];
+    r.tgt = sentences_field({{"target", string_field(body, "target", "")}}, "target", limits)[0];
+  return w;
+}
+
+Outcome Service::attention(const nlohmann::json& body) {
+  const ServedModel& m = model_for(body, Task::any);
+  AttentionWork w = attention_work(body, m, options_.limits);
   auto job = std::make_shared<Job>();
   job->sentences = 1;
-  job->tokens = r.src.size();
+  job->tokens = w.request.src.size();
   job->key = "attention";
   job->work = std::move(w);
   return run(m, std::move(job));
@@ -99,7 +104,13 @@ nlohmann::json Service::models() const {
 
 std::string Service::metrics_text() {
   return metrics_.render([this](const std::string& name) { return batchers_.at(name)->queued_sentences(); },
-                         Clock::now());
+                         Clock::now()) +
+         "# HELP attn_answer_memory_reserved_bytes What the answers in flight reserve of --max-answer-memory.\n"
+         "# TYPE attn_answer_memory_reserved_bytes gauge\n"
+         "attn_answer_memory_reserved_bytes " + std::to_string(budget_.in_use()) + "\n"
+         "# HELP attn_answer_memory_bytes The bytes answers in flight may reserve (--answer-memory-mib).\n"
+         "# TYPE attn_answer_memory_bytes gauge\n"
+         "attn_answer_memory_bytes " + std::to_string(budget_.capacity()) + "\n";
 }
 
 }  // namespace attn::serve

@@ -97,4 +97,8 @@ std::vector<std::vector<Hypothesis>> search(const Seq2Seq& m, const std::vector<
   return search(decoder, lengths_of(sources), o, in);
 }
 
+int64_t max_output_tokens(int64_t positions, int64_t source_len, size_t prefix_len, const SearchOptions& options) {
+  return detail::max_len_of(positions, source_len, prefix_len, options);
+}
+
 }  // namespace attn

@@ -100,5 +100,9 @@ std::vector<std::vector<Hypothesis>> search(RowDecoder& decoder, const std::vect
 
 // Checks options against a target vocabulary of `vocab` tokens (beam, n_best, sampling, lengths).
 void check_search_options(const SearchOptions& options, int64_t vocab);
+// The most output tokens search gives a source of source_len tokens with a prefix of prefix_len
+// (eos included): options.max_len, else max_len_a x source_len + max_len_b; at least the prefix + 1;
+// within the model's positions. What an answer's size is bounded by before the search runs.
+int64_t max_output_tokens(int64_t positions, int64_t source_len, size_t prefix_len, const SearchOptions& options);
 
 }  // namespace attn
