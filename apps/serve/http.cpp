@@ -150,7 +150,9 @@ void HttpServer::add_routes() {
   listener_.Get("/languages", [&s](const httplib::Request&, httplib::Response& res) { write(res, {200, s.languages(), ""}); });
   listener_.Get("/v1/models", [&s](const httplib::Request&, httplib::Response& res) { write(res, {200, s.models(), ""}); });
   listener_.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
-    write(res, draining_ ? Outcome{503, {{"status", "draining"}}, ""} : Outcome{200, {{"status", "ok"}}, ""});
+    write(res, draining_            ? Outcome{503, {{"status", "draining"}}, ""}
+               : !service_.ready() ? Outcome{503, {{"status", "loading"}}, ""}
+                                   : Outcome{200, {{"status", "ok"}}, ""});
   });
   listener_.Get("/metrics", [&s](const httplib::Request&, httplib::Response& res) {
     res.set_content(s.metrics_text(), "text/plain; version=0.0.4");

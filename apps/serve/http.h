@@ -1,6 +1,7 @@
 // attn serve's HTTP routes over a Service (service.h):
 //   GET  /                 the page (page.h)
-//   GET  /health           {"status": "ok"} (503 {"status": "draining"} after SIGTERM)
+//   GET  /health           {"status": "ok"} (503 {"status": "loading"} until every batcher has warmed
+//                          its model, {"status": "draining"} after SIGTERM)
 //   GET  /v1/models        the models and what they take
 //   POST /v1/translate, /v1/score, /v1/classify, /v1/attention   JSON in, JSON out (docs/serve.md)
 //   GET  /v1/attention?model=..&text=..   the attention page (format=html, the default here) for an iframe

@@ -28,12 +28,14 @@ Service::Service(std::vector<std::unique_ptr<ServedModel>> models, const Service
     const ServedModel* model = m.get();
     const int threads = options.threads;
     const int64_t rows = static_cast<int64_t>(options.batch.max_batch_sentences) * 4;  // beam 4, the default
-    auto setup = [threads, model, rows] {
+    auto setup = [this, threads, model, rows] {
       if (threads > 0) set_threads(threads);  // OpenMP's thread count is per thread: set it here
       flush_denormals_everywhere();
       if (model->translator && std::holds_alternative<Transformer>(model->seq2seq().net))
         warm_up(std::get<Transformer>(model->seq2seq().net), rows);
+      ++warm_threads_;
     };
+    batcher_threads_ += options.batch.batching ? static_cast<size_t>(std::max(1, options.batch.batchers)) : 1;
     auto on_batch = [this, name = m->name, last_trim = Clock::now()](const BatchStats& s) mutable {
       const Clock::time_point now = Clock::now();
       metrics_.batch(name, s, now);

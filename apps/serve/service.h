@@ -4,6 +4,7 @@
 // layer (http.h) and the tests call the same methods.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -50,6 +51,9 @@ class Service {
   std::string metrics_text();                          // GET /metrics
   Metrics& metrics() { return metrics_; }
   const AnswerBudget& answer_budget() const { return budget_; }
+  // Every batcher thread has warmed its model (the first products' kernels and buffers made):
+  // until then a request would wait seconds, so /health says "loading".
+  bool ready() const { return warm_threads_ >= batcher_threads_; }
   const ServiceOptions& options() const { return options_; }
 
   // While a request waits for its answer, `gone` is asked every kWatchClient on the waiting
@@ -75,6 +79,8 @@ class Service {
   Metrics metrics_;
   std::function<bool()> client_gone_;
   AnswerBudget budget_;
+  std::atomic<size_t> warm_threads_{0};
+  size_t batcher_threads_ = 0;
   std::map<std::string, std::unique_ptr<Batcher>> batchers_;
 };
 

@@ -156,5 +156,38 @@ TEST(HostileQuoting, AnyValueIsQuotedInAtMost60Characters) {
   EXPECT_EQ(s, std::string("\"") + thirty.substr(0, 58) + "...") << s;
 }
 
+// issue 50: the first request after "listening" took ~5 s (each batcher warming its model) while
+// /health already said ok. Now /health is 503 "loading" until every batcher has warmed, then ok.
+// A wide batch (--max-batch-sentences 256: 1,024 rows warmed per batcher) makes the warm-up last.
+TEST(HostileStart, HealthSaysLoadingUntilTheModelsAreWarm) {
+  ServerProcess server({"--model", "text=" + test_models().text, "--threads", "1", "--max-batch-sentences", "256"}, false);
+  auto c = server.client();
+  auto first = c->Get("/health");
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->status, 503) << first->body;
+  EXPECT_EQ(nlohmann::json::parse(first->body, nullptr, false).value("status", ""), "loading") << first->body;
+  int status = 0;
+  for (int i = 0; i < 6000 && status != 200; ++i) {
+    if (i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    auto h = c->Get("/health");
+    status = h ? h->status : 0;
+  }
+  EXPECT_EQ(status, 200) << "never ready: " << server.log().substr(0, 1000);
+  auto good = c->Post("/v1/translate", R"({"model": "text", "text": "A house.", "max_len": 5})", "application/json");
+  ASSERT_TRUE(good);
+  EXPECT_EQ(good->status, 200) << good->body;
+}
+
+// issue 50: a number past a double's range was a 500 carrying the JSON library's message.
+TEST_F(Hostile, HugeNumbersAre400NamingTheBody) {
+  for (const std::string& body : {std::string(R"({"model": "text", "text": "a", "beam": 1e400})"),
+                                  std::string(R"({"model": "text", "text": "a", "max_len": -1e400})"),
+                                  std::string(R"({"model": "text", "text": "a", "beam": 18446744073709551616})")}) {
+    const Answer a = post("/v1/translate", body);
+    ASSERT_NE(a.status, 0) << body;
+    EXPECT_EQ(a.status, 400) << body << ": " << a.body.substr(0, 300);
+  }
+}
+
 }  // namespace
 }  // namespace attn::serve

@@ -29,6 +29,7 @@ class TestServer {
     server_ = std::make_unique<HttpServer>(*service_, o);
     port_ = server_->bind();
     thread_ = std::thread([this] { server_->listen(); });
+    while (!service_->ready()) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // as /health says "ok"
   }
   ~TestServer() {
     server_->drain();
@@ -56,7 +57,8 @@ class TestServer {
 // binary: its resident memory, its signals, its exit code.
 class ServerProcess {
  public:
-  explicit ServerProcess(const std::vector<std::string>& args)
+  // ready: wait until /health says "ok" (the models warm), as a deployment's readiness probe does.
+  explicit ServerProcess(const std::vector<std::string>& args, bool ready = true)
       : log_((fs::temp_directory_path() / ("attn_serve_proc_" + std::to_string(getpid()) + ".log")).string()) {
     pid_ = fork();
     if (pid_ == 0) {
@@ -79,6 +81,12 @@ class ServerProcess {
       check(waitpid(pid_, &status_, WNOHANG) == 0, "attn serve exited: ", text);
     }
     check(port_ > 0, "attn serve did not start: ", log());
+    for (int i = 0; ready && i < 6000; ++i) {
+      httplib::Client c("127.0.0.1", port_);
+      if (auto res = c.Get("/health"); res && res->status == 200) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    check(!ready, "attn serve did not become ready within 60 s: ", log());
   }
   ~ServerProcess() {
     if (!exited_) {
