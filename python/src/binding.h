@@ -27,4 +27,24 @@ void as_value_error(const std::function<void()>& f);
 // (the binary's message kept), else it goes on as attn.Error.
 void with_paths(const std::vector<std::string>& paths, const std::function<void()>& f);
 
+// An object's thread count (threads=N) on the thread that computes, for one call. OpenMP's count
+// is per thread (nthreads-var), so one set where the object was made did not reach a
+// ThreadPoolExecutor's worker, which used every core (issue 50); each call that computes holds one
+// of these, and the caller's thread gets its own count back afterwards. 0: the thread's own count.
+class CallThreads {
+ public:
+  explicit CallThreads(int n);
+  ~CallThreads();
+  CallThreads(const CallThreads&) = delete;
+  CallThreads& operator=(const CallThreads&) = delete;
+
+ private:
+  int before_ = 0;
+};
+
+// Raises the KeyboardInterrupt (or other exception) a signal handler left for Python, if any:
+// called with the GIL held between pieces of work released from it, so Ctrl-C ends a long call
+// without waiting for the rest of its work (issue 50).
+void check_signals();
+
 }  // namespace attn::python

@@ -23,6 +23,7 @@ namespace {
 struct Classifier {
   std::string dir;
   ClassifierModel model;
+  int threads = 0;  // threads=N: every call's count, on the thread that computes it (binding.h, CallThreads)
 };
 
 std::unique_ptr<Classifier> make_classifier(const std::string& model_dir, const py::object& precision,
@@ -32,15 +33,18 @@ std::unique_ptr<Classifier> make_classifier(const std::string& model_dir, const 
   const std::string name = precision.is_none() ? "" : precision.cast<std::string>();
   if (!threads.is_none()) {
     const int n = threads.cast<int>();
-    as_value_error([&] { set_threads(n); });
+    as_value_error([&] { check(n >= 1 && n <= kMaxThreads, "threads must be between 1 and ", kMaxThreads, ", got ", n); });
+    c->threads = n;
   }
   with_paths({model_dir}, [&] {
     py::gil_scoped_release release;
+    const CallThreads count(c->threads);
     c->model = load_classifier(model_dir);
   });
   Precision p = Precision::fp32;
   as_value_error([&] { p = model_precision(name.empty() ? std::nullopt : std::optional<Precision>(parse_precision(name, "--precision")), model_dir); });
   py::gil_scoped_release release;
+  const CallThreads count(c->threads);
   prepare(c->model.model, p, Use::inference);  // weights converted once, as attn classify does
   return c;
 }
@@ -63,6 +67,7 @@ std::vector<std::vector<std::pair<std::string, float>>> classify_batch(const Cla
   });
   std::vector<std::vector<std::pair<std::string, float>>> out;
   py::gil_scoped_release release;
+  const CallThreads count(c.threads);
   for (const auto& top : classify_texts(c.model, texts, b.options())) {
     out.emplace_back();
     for (const auto& [label, p] : top) out.back().emplace_back(c.model.labels[static_cast<size_t>(label)], p);

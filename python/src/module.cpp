@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "attn/error.h"
+#include "attn/runtime.h"
 #include "binding.h"
 
 namespace attn::python {
@@ -28,6 +29,20 @@ void with_paths(const std::vector<std::string>& paths, const std::function<void(
     }
     throw;
   }
+}
+
+CallThreads::CallThreads(int n) {
+  if (n <= 0) return;
+  before_ = threads();
+  set_threads(n);
+}
+
+CallThreads::~CallThreads() {
+  if (before_ > 0) set_threads(before_);
+}
+
+void check_signals() {
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
 }
 
 }  // namespace attn::python

@@ -38,6 +38,7 @@ std::string flag_of(const OptionField& f) { return f.flag; }
 struct Translator {
   std::unique_ptr<attn::Translator> t;
   bool text = true;  // the model has a tokenizer: text in and out (else ids only)
+  int threads = 0;    // threads=N: every call's count, on the thread that computes it (0: the thread's own)
 
   const attn::Translator* operator->() const { return t.get(); }
   const attn::Translator& operator*() const { return *t; }
@@ -101,17 +102,46 @@ TranslateOptions options_of(const Translator& t, const py::kwargs& options, int 
 
 enum class Kind { text, pieces, ids };
 
-// A source or prefix given as a list: ids, or SentencePiece pieces (their ids, unknown pieces as unk).
-Kind kind_of(const py::handle& item) {
+std::string type_name(const py::handle& v) { return py::str(v.get_type().attr("__name__")); }
+
+// A source or prefix (`name`, e.g. "sources[2]"): text, or a list of SentencePiece pieces (their
+// ids, unknown pieces as unk) or of ids. bytes are refused, not read as a list of ids (its bytes'
+// values): which encoding they hold is the caller's to say (.decode()).
+Kind kind_of(const py::handle& item, const std::string& name) {
   if (py::isinstance<py::str>(item)) return Kind::text;
-  const py::list l = py::reinterpret_borrow<py::object>(item).cast<py::list>();
+  if (py::isinstance<py::bytes>(item) || py::isinstance<py::bytearray>(item) || !py::isinstance<py::sequence>(item))
+    throw py::type_error(name + " must be a str, a list of str (pieces) or a list of int (ids), got " +
+                         type_name(item) + (py::isinstance<py::bytes>(item) ? " (decode it: .decode('utf-8'))" : ""));
+  const py::sequence l = py::reinterpret_borrow<py::sequence>(item);
   return l.size() > 0 && py::isinstance<py::str>(l[0]) ? Kind::pieces : Kind::ids;
 }
 
-std::vector<int32_t> ids_of(const Translator& t, const py::handle& item, Kind kind) {
+// The text of `item` (`name`, its index): one sentence, so a newline inside it is refused as the
+// binary would see two lines (a newline became SentencePiece's unknown piece ⁇).
+std::string text_of(const py::handle& item, const std::string& name) {
+  std::string text = item.cast<std::string>();
+  if (text.find('\n') != std::string::npos)
+    throw py::value_error(name + " holds a newline: each entry is one sentence (one line of attn translate's input)");
+  return text;
+}
+
+std::vector<int32_t> ids_of(const Translator& t, const py::handle& item, Kind kind, const std::string& name) {
   std::vector<int32_t> ids;
-  for (const py::handle& x : item)
-    ids.push_back(kind == Kind::ids ? x.cast<int32_t>() : t->text_tokenizer().piece_to_id(x.cast<std::string>()));
+  size_t j = 0;
+  for (const py::handle& x : item) {
+    const std::string at = name + "[" + std::to_string(j++) + "]";
+    const bool id = py::isinstance<py::int_>(x) && !py::isinstance<py::bool_>(x);
+    if (kind == Kind::ids && !id) throw py::type_error(at + " must be an int (a token id), got " + type_name(x));
+    if (kind == Kind::pieces && !py::isinstance<py::str>(x)) throw py::type_error(at + " must be a str (a piece), got " + type_name(x));
+    if (kind == Kind::pieces) {
+      ids.push_back(t->text_tokenizer().piece_to_id(x.cast<std::string>()));
+      continue;
+    }
+    const py::int_ v = py::reinterpret_borrow<py::int_>(x);
+    if (v > py::int_(std::numeric_limits<int32_t>::max()) || v < py::int_(std::numeric_limits<int32_t>::min()))
+      throw py::value_error(at + " is not a token id of this model, got " + std::string(py::str(x)));
+    ids.push_back(x.cast<int32_t>());
+  }
   return ids;
 }
 
@@ -126,14 +156,14 @@ std::vector<SourceLine> read_sources(const Translator& t, const TranslateOptions
   std::vector<SourceLine> lines;
   for (size_t i = 0; i < sources.size(); ++i) {
     const int64_t number = static_cast<int64_t>(i) + 1;
-    const std::string where = "sources:" + std::to_string(number);
-    const Kind kind = kind_of(sources[i]);
+    const std::string where = "sources:" + std::to_string(number), name = "sources[" + std::to_string(i) + "]";
+    const Kind kind = kind_of(sources[i], name);
     if (kind == Kind::text) {
-      std::string text = sources[i].cast<std::string>();
+      std::string text = text_of(sources[i], name);
       data::clean_stream_line(text, number, "sources");
       lines.push_back(t->text_line(text, number, where, o.on_long));
     } else {
-      std::vector<int32_t> ids = ids_of(t, sources[i], kind);
+      std::vector<int32_t> ids = ids_of(t, sources[i], kind, name);
       if (kind == Kind::pieces) ids.push_back(config.eos_id);  // as the tokenizer's text gets it
       lines.push_back(t->ids_line(std::move(ids), number, where, o.on_long));
     }
@@ -142,10 +172,11 @@ std::vector<SourceLine> read_sources(const Translator& t, const TranslateOptions
     if (prefixes.is_none() || py::len(prefixes) == 0) continue;
     const py::handle p = prefixes.cast<py::list>()[i];
     if (p.is_none()) continue;
-    const Kind pk = kind_of(p);
+    const std::string pname = "target_prefix[" + std::to_string(i) + "]";
+    const Kind pk = kind_of(p, pname);
     const std::string pwhere = "target_prefix:" + std::to_string(number);
-    lines.back().prefix = pk == Kind::text ? t->text_prefix(p.cast<std::string>(), pwhere, lines.back())
-                                           : t->ids_prefix(ids_of(t, p, pk), pwhere, lines.back());
+    lines.back().prefix = pk == Kind::text ? t->text_prefix(text_of(p, pname), pwhere, lines.back())
+                                           : t->ids_prefix(ids_of(t, p, pk, pname), pwhere, lines.back());
   }
   return lines;
 }
@@ -191,6 +222,36 @@ Result make_result(const TranslationResult& tr, const Returns& r) {
   return out;
 }
 
+// Translator::search_all's windows (8 batches each, the same ones: the same results), each searched
+// with the GIL released at the translator's thread count; between windows Python may take a signal,
+// so Ctrl-C raises KeyboardInterrupt after the window in progress instead of after the whole call.
+std::vector<TranslationResult> translate_windows(const Translator& t, const std::vector<SourceLine>& lines,
+                                                 const TranslateOptions& o) {
+  std::vector<std::vector<Hypothesis>> hyps;
+  hyps.reserve(lines.size());
+  std::vector<SourceLine> window;
+  size_t tokens = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    window.push_back(lines[i]);
+    for (const auto& piece : lines[i].pieces) tokens += piece.size();
+    if (!attn::Translator::window_full(o, window.size(), tokens) && i + 1 < lines.size()) continue;
+    {
+      py::gil_scoped_release release;  // the models are read only: other threads may search them too
+      const CallThreads threads(t.threads);
+      for (auto& h : t->search(window, o)) hyps.push_back(std::move(h));
+    }
+    check_signals();
+    window.clear();
+    tokens = 0;
+  }
+  py::gil_scoped_release release;
+  const CallThreads threads(t.threads);
+  std::vector<TranslationResult> out;
+  out.reserve(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) out.push_back(t->result(lines[i], hyps[i], o, t.text));
+  return out;
+}
+
 std::vector<Result> translate_batch(const Translator& t, const py::list& sources, const py::object& target_prefix,
                                     int max_batch_size, const std::string& batch_type, bool return_scores,
                                     bool return_alignment, bool return_attention, const py::kwargs& options) {
@@ -199,12 +260,9 @@ std::vector<Result> translate_batch(const Translator& t, const py::list& sources
   if (return_alignment || return_attention) o.alignment = AlignmentKind::hard;
   std::vector<SourceLine> lines;
   as_value_error([&] { lines = read_sources(t, o, sources, target_prefix); });
-  std::vector<TranslationResult> results;
-  {
-    py::gil_scoped_release release;  // the models are read only: other threads may search them too
-    results = t->translate(lines, o, t.text);
-  }
-  const Returns r{sources.size() ? kind_of(sources[0]) : Kind::text, return_scores, return_alignment, return_attention};
+  const std::vector<TranslationResult> results = translate_windows(t, lines, o);
+  const Returns r{sources.size() ? kind_of(sources[0], "sources[0]") : Kind::text, return_scores, return_alignment,
+                  return_attention};
   std::vector<Result> out;
   for (const TranslationResult& tr : results) out.push_back(make_result(tr, r));
   return out;
@@ -220,15 +278,27 @@ void translate_file(const Translator& t, const std::string& input, const std::st
   file.progress = progress.is_none() ? isatty(fileno(stderr)) != 0 : progress.cast<bool>();
   with_paths({input}, [&] {
     py::gil_scoped_release release;
+    const CallThreads threads(t.threads);
     attn::translate_file(*t, o, file);
   });
 }
 
-// Each line of a list: text (str) through the tokenizer, or ids (list of int) as given.
+// Each line of a list: text (str) through the tokenizer, or ids (list of int) as given; the kind
+// is the first line's, and a line of another kind is a TypeError naming it.
 std::vector<std::vector<int32_t>> score_lines(const Translator& t, const py::list& lines, const std::string& name,
                                               int32_t eos) {
-  if (lines.size() > 0 && !py::isinstance<py::str>(lines[0])) return lines.cast<std::vector<std::vector<int32_t>>>();
-  return encode_score_lines(lines.cast<std::vector<std::string>>(), name, t->text_tokenizer(), eos);
+  const bool text = lines.size() == 0 || py::isinstance<py::str>(lines[0]);
+  std::vector<std::string> texts;
+  std::vector<std::vector<int32_t>> ids;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string at = name + "[" + std::to_string(i) + "]";
+    const Kind kind = kind_of(lines[i], at);
+    if (text && kind != Kind::text) throw py::type_error(at + " must be a str as " + name + "[0] is, got " + type_name(lines[i]));
+    if (text) texts.push_back(text_of(lines[i], at));
+    else if (kind == Kind::text) throw py::type_error(at + " must be a list of int (ids) as " + name + "[0] is, got str");
+    else ids.push_back(ids_of(t, lines[i], Kind::ids, at));
+  }
+  return text ? encode_score_lines(texts, name, t->text_tokenizer(), eos) : ids;
 }
 
 // max_batch_size is the library's table of scoring options (translate/score_options.h), named by
@@ -247,6 +317,7 @@ std::vector<double> score_batch(const Translator& t, const py::list& sources, co
   const auto src = score_lines(t, sources, "sources", t->config().eos_id);
   const auto tgt = score_lines(t, targets, "targets", -1);
   py::gil_scoped_release release;
+  const CallThreads threads(t.threads);
   return t->score(src, tgt, static_cast<int>(b.options().batch));
 }
 
@@ -259,9 +330,8 @@ std::unique_ptr<Translator> make_translator(const py::object& model_dir, const p
   else for (const py::handle& d : model_dir) o.models.push_back(py::str(d));
   // The library refuses an empty list too, but the tokenizer check below reads the first entry first.
   if (o.models.empty()) throw py::value_error("model_dir: a translator needs at least one model directory, got an empty list");
-  int n = 0;
   if (!threads.is_none())
-    as_flag_error([&] { n = static_cast<int>(parse_whole("--threads", py::str(threads), 1, kMaxThreads)); });
+    as_flag_error([&] { t->threads = static_cast<int>(parse_whole("--threads", py::str(threads), 1, kMaxThreads)); });
   if (!precision.is_none())
     as_flag_error([&] { o.precision = parse_precision(precision.cast<std::string>(), "--precision"); });
   if (!shortlist.is_none()) o.shortlist = py::str(shortlist);
@@ -274,7 +344,7 @@ std::unique_ptr<Translator> make_translator(const py::object& model_dir, const p
   o.vocabulary = t->text ? Vocabulary::text : Vocabulary::ids;
   with_paths(o.models, [&] {
     py::gil_scoped_release release;
-    if (n > 0) set_threads(n);
+    const CallThreads count(t->threads);
     t->t = std::make_unique<attn::Translator>(o);
   });
   return t;

@@ -125,3 +125,25 @@ def classifier_model(work):
             "train.validate_every=0", "train.max_steps=30"]
     run_attn("train", *[x for s in sets for x in ("--set", s)])
     return str(model)
+
+
+def corpus_config(work, name, d_model, layers, steps, threads):
+    """attn.train's config of a model on 400 lines of the corpus (test_thread_count.py's)."""
+    for lang in ("en", "de"):
+        (work / f"{name}.{lang}").write_text("\n".join(head(CORPUS / f"train.{lang}", 400)) + "\n", encoding="utf-8")
+    return {
+        "model_dir": str(work / name),
+        "data": {"train_src": str(work / f"{name}.en"), "train_tgt": str(work / f"{name}.de"),
+                 "valid_src": "", "valid_tgt": "", "vocab_size": 300},
+        "model": {"d_model": d_model, "heads": 4, "encoder_layers": layers, "decoder_layers": layers,
+                  "d_ff": 4 * d_model, "max_len": 256},
+        "train": {"max_tokens": 1200, "threads": threads, "lr": 0.002, "schedule": "constant",
+                  "max_steps": steps, "checkpoint_every": steps, "keep_checkpoints": 0, "log_every": 1},
+    }
+
+
+@pytest.fixture(scope="session")
+def wide_model(work):
+    """A model wide enough that its products are split over threads: one step of training."""
+    import attn  # noqa: PLC0415 - here only: the fixtures above use the binary
+    return attn.train(corpus_config(work, "wide", 256, 2, 1, 2))

@@ -68,6 +68,9 @@ TrainPlan plan_training(const std::string& config, std::vector<Override> sets, b
 }
 
 void run_training(const TrainPlan& plan) {
+  // OpenMP's thread count is per thread: the thread that trains (attn.train's own) gets the run's
+  // count here, not only the one that planned it (issue 50: it used every core).
+  set_threads(plan.task == "classification" ? plan.classification.threads : plan.translation.threads);
   if (plan.task == "classification") train_classifier(plan.classification.o);
   else train_translation(plan.translation.o);
 }

@@ -1,0 +1,93 @@
+"""Careless callers get a clear answer (issue 50): bytes sources were read as lists of ids (their
+bytes' values), a newline inside a source became the unknown piece ⁇, a wrong element type said
+only "Unable to cast Python instance to C++ type", and Ctrl-C in a long translate_batch waited for
+the whole batch, then discarded it."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import attn
+from conftest import CORPUS
+
+
+@pytest.mark.parametrize("source", [b"A small test.", bytearray(b"A small test.")])
+def test_bytes_sources_are_refused_by_name(text_model, source):
+    t = attn.Translator(text_model)
+    with pytest.raises(TypeError, match=r"^sources\[1\] must be a str, a list of str \(pieces\) or a list of int "
+                                        r"\(ids\), got (bytes \(decode it: \.decode\('utf-8'\)\)|bytearray)$"):
+        t.translate_batch(["fine", source])
+    with pytest.raises(TypeError, match=r"^target_prefix\[0\] must be a str"):
+        t.translate_batch(["fine"], target_prefix=[b"Ein"])
+    with pytest.raises(TypeError, match=r"^targets\[0\] must be a str"):
+        t.score_batch(["fine"], [b"gut"])
+
+
+def test_a_newline_inside_a_source_names_it(text_model):
+    t = attn.Translator(text_model)
+    with pytest.raises(ValueError, match=r"^sources\[2\] holds a newline: each entry is one sentence"):
+        t.translate_batch(["one", "two", "three\nfour"])
+    with pytest.raises(ValueError, match=r"^target_prefix\[0\] holds a newline"):
+        t.translate_batch(["one"], target_prefix=["Ein\nzwei"])
+    with pytest.raises(ValueError, match=r"^sources\[1\] holds a newline"):
+        t.score_batch(["one", "two\n"], ["eins", "zwei"])
+
+
+@pytest.mark.parametrize("sources,message", [
+    ([[5, 6, "7"]], r"^sources\[0\]\[2\] must be an int \(a token id\), got str$"),
+    ([[5, True]], r"^sources\[0\]\[1\] must be an int \(a token id\), got bool$"),
+    ([["▁a", 7]], r"^sources\[0\]\[1\] must be a str \(a piece\), got int$"),
+    ([[5, 2 ** 40]], r"^sources\[0\]\[1\] is not a token id of this model, got 1099511627776$"),
+    (["fine", 3.5], r"^sources\[1\] must be a str, a list of str \(pieces\) or a list of int \(ids\), got float$"),
+])
+def test_type_errors_name_the_argument_and_the_types(text_model, sources, message):
+    t = attn.Translator(text_model)
+    error = ValueError if "token id of" in message else TypeError
+    with pytest.raises(error, match=message):
+        t.translate_batch(sources)
+
+
+def test_score_batch_names_a_line_of_the_wrong_kind(text_model):
+    t = attn.Translator(text_model)
+    with pytest.raises(TypeError, match=r"^targets\[1\] must be a str as targets\[0\] is, got list$"):
+        t.score_batch(["a", "b"], ["eins", [5, 6]])
+    with pytest.raises(TypeError, match=r"^sources\[0\]\[1\] must be an int \(a token id\), got str$"):
+        t.score_batch([[5, "x"]], [[5, 6]])
+
+
+CHILD = textwrap.dedent("""
+    import sys, time
+    import attn
+    t = attn.Translator(sys.argv[1], threads=1)
+    with open(sys.argv[2], encoding="utf-8") as f:
+        src = [line.rstrip("\\n") for line in f][:600]
+    print("translating", flush=True)
+    try:
+        t.translate_batch(src, beam_size=4, max_decoding_length=100, max_batch_size=1)
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", time.monotonic(), flush=True)
+""")
+
+
+def test_ctrl_c_interrupts_a_long_translate_batch(wide_model):
+    """600 sentences of an untrained model, each searched to 100 tokens, take tens of seconds
+    (windows of 8 sentences, 0.34 s each at batch 1 on a Zen 5 core): SIGINT 0.3 s in raises KeyboardInterrupt
+    after the window in progress, where it waited for all 600 before."""
+    child = subprocess.Popen([sys.executable, "-c", CHILD, wide_model, str(CORPUS / "dev.en")],
+                             stdout=subprocess.PIPE, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    try:
+        assert child.stdout.readline().strip() == "translating"
+        time.sleep(0.3)
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=120)
+    finally:
+        child.kill()
+    words = out.split()
+    assert words[0] == "interrupted", out
+    assert float(words[1]) - sent < 2.0, float(words[1]) - sent  # a window is 0.34 s; the batch 20 s
