@@ -41,10 +41,29 @@ def launch(attn, spec, threads, extra=()):
         time.sleep(0.1)
         m = re.search(r"listening on http://[^:]+:(\d+)/", open(log.name).read())
         if m:
+            wait_ready(int(m.group(1)), proc, log.name)
             return proc, int(m.group(1)), log.name
         if proc.poll() is not None:
             sys.exit(f"FAIL: attn serve exited {proc.returncode}: {open(log.name).read()}")
     sys.exit("FAIL: attn serve did not start within 60 s")
+
+
+def wait_ready(port, proc, log):
+    """Until GET /health is 200: 503 {"status": "loading"} while the batchers warm their models."""
+    for _ in range(600):
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            c.request("GET", "/health")
+            ok = c.getresponse().status == 200
+            c.close()
+            if ok:
+                return
+        except OSError:
+            pass
+        if proc.poll() is not None:
+            sys.exit(f"FAIL: attn serve exited {proc.returncode}: {open(log).read()}")
+        time.sleep(0.1)
+    sys.exit("FAIL: attn serve was not ready within 60 s")
 
 
 def start_server(a, extra):
