@@ -92,7 +92,7 @@ def load(client, port, bodies, clients, seconds):
     out = subprocess.run([client, "--port", str(port), "--bodies", bodies, "--clients", str(clients),
                           "--seconds", str(seconds)], capture_output=True, text=True, timeout=seconds + 120)
     if out.returncode != 0:
-        sys.exit(f"bench_serve_load failed: {out.stderr[-2000:]}")
+        sys.exit(f"bench_serve_load failed (exit {out.returncode}): {out.stderr[-2000:]} {out.stdout[-500:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
