@@ -222,30 +222,17 @@ Result make_result(const TranslationResult& tr, const Returns& r) {
   return out;
 }
 
-// Translator::search_all's windows (8 batches each, the same ones: the same results), each searched
-// with the GIL released at the translator's thread count; between windows Python may take a signal,
-// so Ctrl-C raises KeyboardInterrupt after the window in progress instead of after the whole call.
+// Every line searched window by window (Translator::search_all) with the GIL released at the
+// translator's thread count; between windows Python may take a signal (the GIL taken back), so
+// Ctrl-C raises KeyboardInterrupt after the window in progress instead of after the whole call.
 std::vector<TranslationResult> translate_windows(const Translator& t, const std::vector<SourceLine>& lines,
                                                  const TranslateOptions& o) {
-  std::vector<std::vector<Hypothesis>> hyps;
-  hyps.reserve(lines.size());
-  std::vector<SourceLine> window;
-  size_t tokens = 0;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    window.push_back(lines[i]);
-    for (const auto& piece : lines[i].pieces) tokens += piece.size();
-    if (!attn::Translator::window_full(o, window.size(), tokens) && i + 1 < lines.size()) continue;
-    {
-      py::gil_scoped_release release;  // the models are read only: other threads may search them too
-      const CallThreads threads(t.threads);
-      for (auto& h : t->search(window, o)) hyps.push_back(std::move(h));
-    }
-    check_signals();
-    window.clear();
-    tokens = 0;
-  }
-  py::gil_scoped_release release;
+  py::gil_scoped_release release;  // the models are read only: other threads may search them too
   const CallThreads threads(t.threads);
+  const std::vector<std::vector<Hypothesis>> hyps = t->search_all(lines, o, [] {
+    py::gil_scoped_acquire gil;
+    check_signals();
+  });
   std::vector<TranslationResult> out;
   out.reserve(lines.size());
   for (size_t i = 0; i < lines.size(); ++i) out.push_back(t->result(lines[i], hyps[i], o, t.text));

@@ -196,7 +196,8 @@ std::vector<std::vector<Hypothesis>> Translator::search(const std::vector<Source
 }
 
 std::vector<std::vector<Hypothesis>> Translator::search_all(const std::vector<SourceLine>& lines,
-                                                            const TranslateOptions& o) const {
+                                                            const TranslateOptions& o,
+                                                            const std::function<void()>& between) const {
   std::vector<std::vector<Hypothesis>> out;
   out.reserve(lines.size());
   std::vector<SourceLine> window;
@@ -208,6 +209,7 @@ std::vector<std::vector<Hypothesis>> Translator::search_all(const std::vector<So
     for (auto& h : search(window, o)) out.push_back(std::move(h));
     window.clear();
     tokens = 0;
+    if (between && i + 1 < lines.size()) between();
   }
   return out;
 }

@@ -128,7 +128,7 @@ TEST_F(AlignmentCli, JsonLinesCarryNBestAndSoftAlignment) {
   EXPECT_NE(bad.err.find("--alignment must be hard or soft"), std::string::npos) << bad.err;
   CliResult layer = run(translate("--alignment --alignment-layer 3"));
   EXPECT_NE(layer.exit_code, 0);
-  EXPECT_NE(layer.err.find("alignment layer 3"), std::string::npos) << layer.err;
+  EXPECT_NE(layer.err.find("--alignment-layer 3 is more than the 2 encoder-decoder attention layers"), std::string::npos) << layer.err;
 }
 
 TEST_F(AlignmentCli, AttendDocumentHoldsEveryLayerAndHead) {

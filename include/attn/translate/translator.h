@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -107,7 +108,10 @@ class Translator {
   // The hypotheses of each line of one window (none for a blank line), its pieces' joined.
   std::vector<std::vector<Hypothesis>> search(const std::vector<SourceLine>& window, const TranslateOptions& o) const;
   // The same over any number of lines, window by window as attn translate reads a file.
-  std::vector<std::vector<Hypothesis>> search_all(const std::vector<SourceLine>& lines, const TranslateOptions& o) const;
+  // `between`, when given, runs after each window but the last: a caller's chance to stop the
+  // work (Python raises KeyboardInterrupt from it) without changing the windows or the results.
+  std::vector<std::vector<Hypothesis>> search_all(const std::vector<SourceLine>& lines, const TranslateOptions& o,
+                                                  const std::function<void()>& between = {}) const;
 
   // The typed result of a line from its hypotheses (alignments computed here when asked).
   TranslationResult result(const SourceLine& line, const std::vector<Hypothesis>& hyps, const TranslateOptions& o,
