@@ -228,6 +228,22 @@ TEST_F(DecodeOptionsCli, SamplingTopkOneIsTheDefaultAndKeepsTheBeam) {
   EXPECT_NE(run("translate --ids --model " + a() + " --sampling-topk 0 --beam 4 < " + src()).exit_code, 0);
 }
 
+// A directory as input is an error naming it (issue 50: std::ifstream opened it, read nothing, and
+// translate and score exited 0 with no output).
+TEST_F(DecodeOptionsCli, DirectoryInputIsAnErrorNamingIt) {
+  const std::string dir = path("a_directory");
+  std::filesystem::create_directories(dir);
+  for (const std::string& args : {"translate --ids --model " + a() + " --input " + quote(dir),
+                                  "translate --ids --model " + a() + " < " + quote(dir),
+                                  "translate --ids --model " + a() + " --prefix " + quote(dir) + " < " + src(),
+                                  "score --ids --model " + a() + " --src " + quote(dir) + " --tgt " + quote(dir)}) {
+    CliRun r = run(args);
+    EXPECT_NE(r.exit_code, 0) << args;
+    EXPECT_TRUE(r.out.empty()) << args;
+    EXPECT_NE(r.err.find("is a directory"), std::string::npos) << args << ": " << r.err;
+  }
+}
+
 TEST_F(DecodeOptionsCli, BadCombinationsAreErrors) {
   for (const char* flags : {"--sampling-topk 5 --beam 4", "--max-len 10 --max-len-a 2", "--sampling-topp 0",
                             "--repetition-penalty 0"}) {
