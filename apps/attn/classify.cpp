@@ -57,6 +57,7 @@ int run_classify(int argc, char** argv) {
   std::vector<std::string> texts;
   std::string line;
   int64_t number = 0;
+  data::check_stdin_not_directory();
   while (std::getline(std::cin, line)) {
     data::clean_stream_line(line, ++number, "<stdin>");
     texts.push_back(line);

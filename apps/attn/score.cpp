@@ -31,6 +31,7 @@ namespace {
 
 // The lines of an id file; each at most max_tokens ids in [0, vocab).
 std::vector<std::vector<int32_t>> read_id_file(const std::string& path, int64_t vocab, int64_t max_tokens) {
+  data::check_not_directory(path, "id file");
   std::ifstream in(path);
   check(in.good(), "cannot open '", path, "'");
   std::vector<std::vector<int32_t>> lines;

@@ -1,7 +1,10 @@
 // Reading one-sentence-a-line text files, with a strict UTF-8 check.
 #include "attn/data/text_file.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -77,7 +80,18 @@ void clean_stream_line(std::string& line, int64_t number, const std::string& nam
 
 bool is_blank(std::string_view line) { return line.find_first_not_of(" \t") == std::string_view::npos; }
 
+void check_not_directory(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  check(!std::filesystem::is_directory(path, ec), what, " ", path, " is a directory, not a file of lines");
+}
+
+void check_stdin_not_directory() {
+  struct stat st {};
+  check(fstat(0, &st) != 0 || !S_ISDIR(st.st_mode), "standard input is a directory, not a file of lines");
+}
+
 std::vector<std::string> read_lines(const std::string& path) {
+  check_not_directory(path, "text file");
   std::ifstream in(path, std::ios::binary);
   check(in.good(), "cannot open text file ", path);
   std::ostringstream buffer;

@@ -132,15 +132,18 @@ SourceLine read_line(const Translator& t, const TranslateOptions& o, bool text, 
 int translate_file(const Translator& t, const TranslateOptions& o, const TranslateFile& run) {
   std::unique_ptr<std::ifstream> file;
   if (!run.input.empty()) {
+    data::check_not_directory(run.input, "--input");
     file = std::make_unique<std::ifstream>(run.input);
     check(file->good(), "--input: cannot open '", run.input, "'");
   }
+  if (!file) data::check_stdin_not_directory();
   std::istream& in = file ? *file : std::cin;
   const std::string name = run.input.empty() ? "<stdin>" : run.input;
   std::unique_ptr<PrefixReader> prefixes;
   if (!run.prefix_path.empty()) {
     prefixes = std::make_unique<PrefixReader>();
     prefixes->path = run.prefix_path;
+    data::check_not_directory(run.prefix_path, "--prefix");
     prefixes->in.open(run.prefix_path);
     check(prefixes->in.good(), "--prefix: cannot open '", run.prefix_path, "'");
   }

@@ -85,7 +85,8 @@ std::vector<OptionField> make_fields() {
   f.back().short_name = "n_best";
   f.push_back(whole("sampling_topk", "--sampling-topk", 0, 1 << 24,
                     [](TranslateOptions& o) -> Slot { return &o.search.sampling.top_k; }, kSampling,
-                    "sample each next token from the K most probable (0: from all; 1: greedy)"));
+                    "sample each next token from the K most probable (CTranslate2's sampling_topk: 1, the default: no "
+                    "sampling, the beam searches; 0: sample from all tokens)"));
   f.push_back(real("sampling_topp", "--sampling-topp", 1e-9, 1,
                    [](TranslateOptions& o) -> Slot { return &o.search.sampling.top_p; }, kSampling,
                    "sample from the fewest most probable tokens whose probability reaches P (nucleus)"));
@@ -181,6 +182,8 @@ bool OptionField::named(const std::string& name, unsigned front_end) const {
 
 std::string OptionField::default_text() const {
   TranslateOptions defaults;
+  // The front ends' top-k default is CTranslate2's sampling_topk = 1 (no sampling; see finish()).
+  defaults.search.sampling.top_k = 1;
   const Slot s = slot(defaults);
   if (type == OptionType::choice) return choices[static_cast<size_t>(std::stoi(shown(s)))];
   return shown(s);
@@ -312,7 +315,12 @@ void TranslateOptionsBuilder::set_flag(const OptionField& f, bool on) {
 TranslateOptions TranslateOptionsBuilder::finish() const {
   TranslateOptions o = o_;
   SearchOptions& s = o.search;
-  s.sampling.on = given("sampling_topk") || given("sampling_topp") || given("sampling_temperature");
+  // CTranslate2's sampling_topk: 1 (its default) takes the most probable token, so it leaves the
+  // search as it is (beam included); 0 samples from the whole distribution, K > 1 from the top K.
+  // Top-p or a temperature alone sample from the whole distribution (top-k 1 would undo them).
+  const bool topk_samples = given("sampling_topk") && s.sampling.top_k != 1;
+  s.sampling.on = topk_samples || given("sampling_topp") || given("sampling_temperature");
+  if (!given("sampling_topk")) s.sampling.top_k = s.sampling.on ? 0 : 1;
   if (s.sampling.on) {
     check(!given("beam_size") || s.beam == 1, "sampling draws one token per step: ", name("beam_size"),
           " must be 1, got ", s.beam);

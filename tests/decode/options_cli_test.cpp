@@ -110,7 +110,7 @@ TEST_F(DecodeOptionsCli, SamplingIsReproducibleWhateverThreadsAndBatches) {
   // top-k 1 is greedy: torch_ref.py's greedy.txt.
   std::string greedy;
   for (const auto& l : fixture_lines("post_shared_l2_h4", "greedy.txt")) greedy += l + "\n";
-  EXPECT_EQ(translate("--max-len 20 --sampling-topk 1 < " + src()), greedy);
+  EXPECT_EQ(translate("--max-len 20 --beam 1 --sampling-topk 1 < " + src()), greedy);
 }
 
 TEST_F(DecodeOptionsCli, PrefixContinuesAsPyTorch) {
@@ -211,6 +211,36 @@ TEST_F(DecodeOptionsCli, OutputsCutOffAtTheLimitAreReported) {
       EXPECT_LT(unfinished(json.out), lines) << json.out;
       EXPECT_NE(json.out.find("\"finished\":true"), std::string::npos) << json.out;
     }
+  }
+}
+
+// CTranslate2's sampling_topk: 1 (the default --help shows) leaves the beam search as it is, with
+// or without --beam 4; 0 samples from the whole distribution (beam 1). Issue 50: the help said 0
+// was the default, and giving it turned sampling on and beam 4 into 1.
+TEST_F(DecodeOptionsCli, SamplingTopkOneIsTheDefaultAndKeepsTheBeam) {
+  const std::string beam = translate("--max-len 20 < " + src());
+  EXPECT_EQ(translate("--max-len 20 --sampling-topk 1 < " + src()), beam);
+  EXPECT_EQ(translate("--max-len 20 --sampling-topk 1 --beam 4 --n-best 2 < " + src()),
+            translate("--max-len 20 --beam 4 --n-best 2 < " + src()));
+  CliRun help = run("translate --help");
+  const std::string text = help.out + help.err;
+  EXPECT_NE(text.find("--sampling-topk N=1 "), std::string::npos) << text;
+  EXPECT_NE(run("translate --ids --model " + a() + " --sampling-topk 0 --beam 4 < " + src()).exit_code, 0);
+}
+
+// A directory as input is an error naming it (issue 50: std::ifstream opened it, read nothing, and
+// translate and score exited 0 with no output).
+TEST_F(DecodeOptionsCli, DirectoryInputIsAnErrorNamingIt) {
+  const std::string dir = path("a_directory");
+  std::filesystem::create_directories(dir);
+  for (const std::string& args : {"translate --ids --model " + a() + " --input " + quote(dir),
+                                  "translate --ids --model " + a() + " < " + quote(dir),
+                                  "translate --ids --model " + a() + " --prefix " + quote(dir) + " < " + src(),
+                                  "score --ids --model " + a() + " --src " + quote(dir) + " --tgt " + quote(dir)}) {
+    CliRun r = run(args);
+    EXPECT_NE(r.exit_code, 0) << args;
+    EXPECT_TRUE(r.out.empty()) << args;
+    EXPECT_NE(r.err.find("is a directory"), std::string::npos) << args << ": " << r.err;
   }
 }
 

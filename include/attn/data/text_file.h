@@ -10,7 +10,14 @@
 
 namespace attn::data {
 
-// The lines of `path`; invalid UTF-8 is an error naming path:line (1-based) and the byte.
+// An input file a command reads must not be a directory: std::ifstream opens one and then reads
+// nothing, which made translate/score/classify exit 0 with no output. Errors name `what` (a flag
+// or role) and the path.
+void check_not_directory(const std::string& path, const std::string& what);
+// The same for standard input (a shell's `< DIR`).
+void check_stdin_not_directory();
+
+// The lines of `path` (not a directory); invalid UTF-8 is an error naming path:line (1-based) and the byte.
 std::vector<std::string> read_lines(const std::string& path);
 
 // Splits text already in memory; `name` stands for the file in errors.
