@@ -5,7 +5,9 @@
 # go to build-asan/fuzz-corpus/<target>/ (fuzz/corpus stays small); a failing input is written to
 # fuzz/regressions/<target>/ and the script exits non-zero. Fix the cause, keep the input:
 # tests/fuzz replays it in the ordinary suite.
-# Usage: scripts/fuzz.sh [--build-only | --run-only] [SECONDS_EACH] [TARGET...]
+# Usage: scripts/fuzz.sh [--build-only | --run-only] [--runs N | SECONDS_EACH] [TARGET...]
+#   --runs N: each target runs N inputs (libFuzzer's -runs) instead of for SECONDS_EACH seconds
+#   (scripts/sweep.sh: 10^6 each).
 #   (targets: ls fuzz/main_*.cpp). --build-only builds the fuzzers and stops (scripts/setup.sh);
 #   --run-only runs the fuzzers already built, and exits 77 (ctest's "skipped") when they are not
 #   (the suite's fuzz.smoke test).
@@ -14,8 +16,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=all
 case "${1:-}" in --build-only|--run-only) mode="${1#--}"; shift ;; esac
-seconds="${1:-60}"
-shift || true
+runs="" seconds=60
+if [ "${1:-}" = --runs ]; then
+  runs="$2"; shift 2
+else
+  seconds="${1:-60}"; shift || true
+fi
+# -runs=N, or -max_total_time: how long each target runs
+budget=(-max_total_time="$seconds")
+[ -n "$runs" ] && budget=(-runs="$runs")
 dir="${ATTN_SANITIZE_DIR:-build-asan}"
 if [ "$mode" != run-only ]; then
   source scripts/sanitize_config.sh
@@ -46,18 +55,18 @@ for t in "${targets[@]}"; do
   # the suite starts from the committed inputs only, as a clean checkout does
   [ "$mode" = run-only ] && work="$dir/fuzz-corpus-smoke/$t" && rm -rf "$work"
   mkdir -p "$work" "fuzz/regressions/$t"
-  echo "fuzz: $t for ${seconds} s" >&2
+  if [ -n "$runs" ]; then echo "fuzz: $t for $runs inputs" >&2; else echo "fuzz: $t for ${seconds} s" >&2; fi
   # -rss_limit_mb / -malloc_limit_mb: a small input that makes attn ask for gigabytes is a finding.
-  if ! "$dir/fuzz/fuzz_$t" "$work" "fuzz/corpus/$t" "fuzz/regressions/$t" -max_total_time="$seconds" "${seed_args[@]}" \
+  if ! "$dir/fuzz/fuzz_$t" "$work" "fuzz/corpus/$t" "fuzz/regressions/$t" "${budget[@]}" "${seed_args[@]}" \
       -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -max_len=65536 -print_final_stats=1 \
       -artifact_prefix="fuzz/regressions/$t/" >"$dir/fuzz-$t.log" 2>&1; then
     failed+=("$t")
     grep -E "ERROR|SUMMARY|Test unit written" "$dir/fuzz-$t.log" >&2 || tail -20 "$dir/fuzz-$t.log" >&2
   fi
-  grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|cov: " "$dir/fuzz-$t.log" | tail -3 >&2 || true
+  grep -E "^stat::number_of_executed_units|^stat::average_exec_per_sec|^stat::peak_rss_mb|cov: " "$dir/fuzz-$t.log" | tail -4 >&2 || true
 done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: failures in ${failed[*]} (inputs in fuzz/regressions/<target>/, logs in $dir/fuzz-<target>.log)" >&2
   exit 1
 fi
-echo "fuzz: ${#targets[@]} targets, ${seconds} s each, no failures" >&2
+echo "fuzz: ${#targets[@]} targets, ${runs:-${seconds} s} ${runs:+inputs} each, no failures" >&2

@@ -86,9 +86,9 @@ int run_score(int argc, char** argv) {
     config.src_vocab = std::min(config.src_vocab, m.common().src_vocab);
     config.max_len = std::min(config.max_len, m.common().max_len);
   }
-  auto sources = tokenizer ? encode_score_lines(data::read_lines(src_path), src_path, *tokenizer, config.eos_id)
+  auto sources = tokenizer ? encode_score_lines(data::read_lines(src_path), src_path, *tokenizer, config.eos_id, config.max_len)
                            : read_id_file(src_path, config.src_vocab, config.max_len);
-  auto targets = tokenizer ? encode_score_lines(data::read_lines(tgt_path), tgt_path, *tokenizer, -1)
+  auto targets = tokenizer ? encode_score_lines(data::read_lines(tgt_path), tgt_path, *tokenizer, -1, config.max_len)
                            : read_id_file(tgt_path, config.tgt_vocab, config.max_len - 1);  // bos goes first
   check(sources.size() == targets.size(), "line counts differ: --src ", src_path, " has ",
         sources.size(), " lines, --tgt ", tgt_path, " has ", targets.size());

@@ -274,6 +274,8 @@ void translate_file(const Translator& t, const std::string& input, const std::st
 // is the first line's, and a line of another kind is a TypeError naming it.
 std::vector<std::vector<int32_t>> score_lines(const Translator& t, const py::list& lines, const std::string& name,
                                               int32_t eos) {
+  int64_t max_len = t->config().max_len;  // positions every model of an ensemble has
+  for (const Seq2Seq& m : t->models()) max_len = std::min(max_len, m.common().max_len);
   const bool text = lines.size() == 0 || py::isinstance<py::str>(lines[0]);
   std::vector<std::string> texts;
   std::vector<std::vector<int32_t>> ids;
@@ -285,7 +287,7 @@ std::vector<std::vector<int32_t>> score_lines(const Translator& t, const py::lis
     else if (kind == Kind::text) throw py::type_error(at + " must be a list of int (ids) as " + name + "[0] is, got str");
     else ids.push_back(ids_of(t, lines[i], Kind::ids, at));
   }
-  return text ? encode_score_lines(texts, name, t->text_tokenizer(), eos) : ids;
+  return text ? encode_score_lines(texts, name, t->text_tokenizer(), eos, max_len) : ids;
 }
 
 // max_batch_size is the library's table of scoring options (translate/score_options.h), named by

@@ -150,6 +150,13 @@ void start_model(Run& r, const Seq2SeqConfig& c) {
   r.rng = Rng(o.seed * 7919 + 17);
 }
 
+// The most tokens a side of a pair can have: a Transformer's positions hold the source with its eos
+// and the target with its bos; an RNN has no positions to run out of (0: no limit).
+int64_t tokens_that_fit(const Seq2SeqConfig& c) {
+  const auto* t = std::get_if<TransformerConfig>(&c);
+  return t ? t->max_len - 1 : 0;
+}
+
 // Builds (or, with resume, restores) the model, optimizer, data order and random stream.
 void setup(Run& r) {
   TranslationTrainOptions& o = r.o;
@@ -170,15 +177,23 @@ void setup(Run& r) {
   }
   if (resuming) c = resumed_config(o.model_dir, c);
   start_model(r, c);
+  const int64_t fit = tokens_that_fit(r.model.config());
+  const int64_t max_len = fit > 0 ? std::min(o.max_len, fit) : o.max_len;
+  if (max_len < o.max_len && o.comm.leader())
+    std::fprintf(stderr, "data.max_len %lld is more than model.max_len %lld positions hold with eos or bos: "
+                 "training pairs longer than %lld tokens are skipped\n", static_cast<long long>(o.max_len),
+                 static_cast<long long>(fit + 1), static_cast<long long>(max_len));
   auto corpus = data::read_parallel_corpus(o.train_src, o.train_tgt, r.tokenizer,
-                                           data::CorpusOptions::training(o.max_len));
-  if (o.comm.leader()) std::fprintf(stderr, "training data: %s\n", data::describe(corpus.stats, o.max_len).c_str());
+                                           data::CorpusOptions::training(max_len));
+  if (o.comm.leader()) std::fprintf(stderr, "training data: %s\n", data::describe(corpus.stats, max_len).c_str());
   data::BatchOptions bo;
   bo.max_tokens = o.max_tokens;
   bo.seed = o.seed;
   r.batcher = std::make_unique<data::Batcher>(std::move(corpus.examples), bo);
-  if (!o.valid_src.empty())
-    r.dev = std::make_unique<DevSet>(load_dev_set(o.valid_src, o.valid_tgt, r.tokenizer, o.valid_sentences));
+  if (!o.valid_src.empty()) {
+    r.dev = std::make_unique<DevSet>(load_dev_set(o.valid_src, o.valid_tgt, r.tokenizer, o.valid_sentences, fit));
+    if (o.comm.leader()) std::fprintf(stderr, "%s\n", describe(*r.dev).c_str());
+  }
   const std::string checkpoint = resuming ? restore_newest_valid(o.model_dir, [&r](const std::string& path) {
     restore_state(r, load_checkpoint(path, *r.adam), path);
     restore_checkpoint_ema(r.ema, r.adam->params, path);
@@ -363,9 +378,18 @@ void save_model(const Run& r, nlohmann::json training) {
 }
 
 // Returns true when early stopping says to stop.
+// A validation that fails (whatever the dev set or the weights hold) is logged and the run goes
+// on: the checkpoint written before it keeps every step, and the next validation tries again.
 bool validate(Run& r, ProgressLog& log) {
   const TranslationTrainOptions& o = r.o;
-  ValidationResult v = run_validation(model_weights(r), *r.dev, o.valid_beam);
+  ValidationResult v;
+  try {
+    v = run_validation(model_weights(r), *r.dev, o.valid_beam);
+  } catch (const std::exception& e) {
+    log.write({{"event", "valid_failed"}, {"step", r.clock.step}, {"elapsed", r.clock.elapsed()}, {"error", e.what()}},
+              "valid step " + std::to_string(r.clock.step) + " failed, training goes on: " + e.what());
+    return false;
+  }
   bool better = v.bleu > r.best_bleu || (v.bleu == r.best_bleu && v.nll < r.best_nll);
   if (better) {
     r.best_bleu = v.bleu;
@@ -434,7 +458,8 @@ void train_translation(const TranslationTrainOptions& o) {
                           std::string(words));
   };
   if (run_training_loop(loop_options(r), r.clock, *r.adam, task) == LoopEnd::interrupted || !o.comm.leader()) return;
-  if (!r.dev) save_model(r, {{"step", r.clock.step}});
+  // No dev set, or no validation that succeeded: the model directory gets the last weights.
+  if (!r.dev || r.best_bleu < 0) save_model(r, {{"step", r.clock.step}});
   std::fprintf(stderr, "done: %lld steps in %s; model in %s\n", static_cast<long long>(r.clock.step),
                format_duration(r.clock.elapsed()).c_str(), o.model_dir.c_str());
 }

@@ -1,5 +1,6 @@
 #include "attn/train/translation_validation.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "attn/data/parallel_corpus.h"
@@ -13,10 +14,18 @@
 namespace attn {
 
 DevSet load_dev_set(const std::string& src_path, const std::string& tgt_path,
-                    const data::Tokenizer& tokenizer, int64_t max_sentences) {
+                    const data::Tokenizer& tokenizer, int64_t max_sentences, int64_t max_tokens) {
   DevSet d;
   auto corpus = data::read_parallel_corpus(src_path, tgt_path, tokenizer, data::CorpusOptions::evaluation());
-  d.batches = data::batches_in_order(corpus.examples, 4096);
+  d.pairs = static_cast<int64_t>(corpus.examples.size());
+  d.max_tokens = max_tokens;
+  std::vector<data::Example> fit;
+  for (const data::Example& e : corpus.examples) {
+    const bool long_pair = max_tokens > 0 && std::max(e.src.size(), e.tgt.size()) > static_cast<size_t>(max_tokens);
+    if (long_pair) ++d.long_pairs;
+    else fit.push_back(e);
+  }
+  d.batches = data::batches_in_order(fit, 4096);
   std::vector<std::string> sources = data::read_lines(src_path), refs = data::read_lines(tgt_path);
   for (const auto& e : corpus.examples) {
     if (max_sentences > 0 && static_cast<int64_t>(d.bleu_sources.size()) >= max_sentences) break;
@@ -26,6 +35,14 @@ DevSet load_dev_set(const std::string& src_path, const std::string& tgt_path,
   d.tokenizer = std::make_shared<const data::Tokenizer>(
       data::Tokenizer::from_serialized(tokenizer.serialized(), tokenizer.name()));
   return d;
+}
+
+std::string describe(const DevSet& dev) {
+  std::string s = "dev: " + std::to_string(dev.pairs) + " pairs";
+  if (dev.long_pairs > 0)
+    s += " (" + std::to_string(dev.long_pairs) + " longer than " + std::to_string(dev.max_tokens) +
+         " tokens on a side, the model's positions: left out of the dev loss, translated in pieces for BLEU)";
+  return s;
 }
 
 ValidationResult run_validation(const Seq2Seq& trained, const DevSet& dev, int beam) {

@@ -10,13 +10,18 @@
 namespace attn {
 
 std::vector<std::vector<int32_t>> encode_score_lines(const std::vector<std::string>& texts, const std::string& name,
-                                                     const data::Tokenizer& tokenizer, int32_t eos) {
+                                                     const data::Tokenizer& tokenizer, int32_t eos, int64_t max_len) {
   std::vector<std::vector<int32_t>> lines;
   for (const std::string& text : texts) {
     // A blank source holds no sentence to condition on (a blank target is scored: eos alone).
     check(eos < 0 || !data::is_blank(text), name, ":", lines.size() + 1, ": blank source line, nothing to condition on");
     lines.push_back(tokenizer.encode(text));
     if (eos >= 0) lines.back().push_back(eos);
+    // The source's positions hold x + eos; the target's hold bos + y (and y + eos is scored).
+    const size_t positions = lines.back().size() + (eos >= 0 ? 0 : 1);
+    check(max_len <= 0 || positions <= static_cast<size_t>(max_len), name, ":", lines.size(), ": ",
+          positions, " positions (", lines.back().size() - (eos >= 0 ? 1 : 0), " tokens and the ",
+          eos >= 0 ? "eos" : "bos", "), more than the model's max_len ", max_len);
   }
   return lines;
 }

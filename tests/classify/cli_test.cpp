@@ -3,6 +3,7 @@
 // and resume that continues exactly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -179,6 +180,26 @@ TEST_F(ClassifierCli, MovingAverageResumesExactlyAndIsTheSavedModel) {
   EXPECT_TRUE(raw_differs);
   EXPECT_EQ(config["training"]["ema_decay"].get<double>(), 0.9);
   EXPECT_TRUE(fs::exists(dir + "/straight/raw/vocab.txt"));
+}
+
+// attn average on a classifier's directory (issue 50: it said only that config.json was no
+// translation model): the mean of the newest checkpoints, with the run's vocabulary and labels,
+// a model attn classify reads.
+TEST_F(ClassifierCli, AverageOfAClassifiersCheckpointsIsAClassifier) {
+  train("avg", "--set train.max_steps=12 --set train.checkpoint_every=4 --set train.keep_checkpoints=0");
+  run(bin + " average " + dir + "/avg --last 2 --out " + dir + "/avg2 2>&1");
+  auto a = io::load_safetensors(dir + "/avg/checkpoints/step-00000008/model.safetensors");
+  auto b = io::load_safetensors(dir + "/avg/checkpoints/step-00000012/model.safetensors");
+  auto mean = io::load_safetensors(dir + "/avg2/model.safetensors");
+  ASSERT_EQ(mean.size(), a.size());
+  for (const auto& [k, t] : mean) {
+    const std::vector<float> x = a.at(k).to_vector(), y = b.at(k).to_vector(), m = t.to_vector();
+    ASSERT_EQ(m.size(), x.size()) << k;
+    for (size_t i = 0; i < m.size(); ++i) ASSERT_NEAR(m[i], (x[i] + y[i]) / 2, 1e-6) << k << "[" << i << "]";
+  }
+  std::ofstream(dir + "/in.txt") << "山水风山\n河月花\n";
+  const std::string out = run(bin + " classify --model " + dir + "/avg2 --threads 1 < " + dir + "/in.txt");
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;
 }
 
 }  // namespace

@@ -146,5 +146,28 @@ TEST_F(TextLines, ScoreRefusesABlankSourceNamingTheLine) {
   EXPECT_NE(io::read_file(err).find(dir_ + "/src.txt:2: blank source line"), std::string::npos) << io::read_file(err);
 }
 
+// score: a line longer than the model's 16 positions is an error naming the file, the line and
+// both lengths (issue 50: the model's own position check named neither), source or target; a
+// line that just fits is scored.
+TEST_F(TextLines, ScoreRefusesALineLongerThanThePositionsNamingFileAndLine) {
+  const std::string long_line = "The file could not be opened because the disk is full and the network is down again today.";
+  const std::string err = dir_ + "/score_long.err";
+  auto score = [&](const std::string& src, const std::string& tgt) {
+    io::write_file_atomic(dir_ + "/long_src.txt", src);
+    io::write_file_atomic(dir_ + "/long_tgt.txt", tgt);
+    return std::system((std::string(ATTN_BINARY) + " score --model " + dir_ + "/model --src " + dir_ +
+                        "/long_src.txt --tgt " + dir_ + "/long_tgt.txt > /dev/null 2>" + err).c_str());
+  };
+  EXPECT_NE(score("A house.\nA tree.\n", "Ein Haus.\n" + long_line + "\n"), 0);
+  EXPECT_NE(io::read_file(err).find(dir_ + "/long_tgt.txt:2: "), std::string::npos) << io::read_file(err);
+  EXPECT_NE(io::read_file(err).find("tokens and the bos), more than the model's max_len 16"), std::string::npos)
+      << io::read_file(err);
+  EXPECT_NE(score(long_line + "\nA tree.\n", "Ein Haus.\nEin Baum.\n"), 0);
+  EXPECT_NE(io::read_file(err).find(dir_ + "/long_src.txt:1: "), std::string::npos) << io::read_file(err);
+  EXPECT_NE(io::read_file(err).find("tokens and the eos), more than the model's max_len 16"), std::string::npos)
+      << io::read_file(err);
+  EXPECT_EQ(score("A house.\nA tree.\n", "Ein Haus.\nEin Baum.\n"), 0) << io::read_file(err);
+}
+
 }  // namespace
 }  // namespace attn

@@ -82,7 +82,10 @@ TEST(TrainingLoop, StepBudgetValidationsAndCheckpointsByStep) {
   run_training_loop(o, f.clock, f.adam, t);
   EXPECT_EQ(f.clock.step, 10);
   EXPECT_EQ(f.validated, (std::vector<int64_t>{4, 8, 10})) << "by steps, then the last step";
-  EXPECT_EQ(list_checkpoints(o.model_dir).size(), 2u) << "steps 5 and 10";
+  std::vector<std::string> names;
+  for (const std::string& c : list_checkpoints(o.model_dir)) names.push_back(fs::path(c).filename().string());
+  EXPECT_EQ(names, (std::vector<std::string>{"step-00000004", "step-00000005", "step-00000008", "step-00000010"}))
+      << "by steps (5, 10), and before each validation (4, 8, 10)";
   EXPECT_EQ(progress_lines(o.model_dir), 4) << "steps 3, 6, 9 and the budget's end";
   fs::remove_all(o.model_dir);
 }
@@ -140,7 +143,8 @@ TEST(TrainingLoop, StopRequestEndsAfterTheStepWithACheckpoint) {
   EXPECT_EQ(f.clock.step, 7);
   EXPECT_EQ(f.validated, (std::vector<int64_t>{5})) << "no validation after the stop";
   auto all = list_checkpoints(o.model_dir);
-  ASSERT_EQ(all.size(), 1u);
+  ASSERT_EQ(all.size(), 2u) << "the one before step 5's validation, and the interrupted step's";
+  EXPECT_EQ(fs::path(all.front()).filename(), "step-00000005");
   EXPECT_EQ(fs::path(all.back()).filename(), "step-00000007");
   EXPECT_EQ(progress_lines(o.model_dir), 1) << "the interrupted step's progress line";
   EXPECT_TRUE(fs::exists(o.model_dir + "/curves.svg"));

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
+#include <fstream>
 #include <thread>
 
 #include "attn/error.h"
@@ -207,6 +209,42 @@ TEST_F(RobustRun, AverageDoesNotReplaceAModelSilently) {
   EXPECT_EQ(std::system((cmd + " --force 2>" + err).c_str()), 0) << io::read_file(err);
   EXPECT_NE(io::read_file(o.model_dir + "/model.safetensors"), before);
   EXPECT_EQ(std::system((std::string(ATTN_BINARY) + " average " + o.model_dir + " --out " + dir_ + "/avg_elsewhere 2>" + err).c_str()), 0);
+}
+
+// Dev pairs longer than the model's positions (issue 50: the run died at its first validation, no
+// file named, every step lost) are left out of the dev loss and counted; BLEU still translates
+// them in pieces; training pairs that long are skipped whatever data.max_len says; and a
+// checkpoint is written before each validation.
+TEST_F(RobustRun, LongDevSentencesAreCountedNotFatalAndACheckpointPrecedesValidation) {
+  TranslationTrainOptions o = small_run(dir_, dir_ + "/long_dev");
+  std::get<TransformerConfig>(o.model).max_len = 64;  // positions: 63 tokens and an eos or bos
+  o.max_len = 128;                                    // data.max_len beyond what the positions hold
+  const std::vector<std::string> src = data::read_lines(dir_ + "/train.en"), tgt = data::read_lines(dir_ + "/train.de");
+  std::string long_src, long_tgt;
+  for (int i = 0; i < 20; ++i) long_src += src[i] + " ", long_tgt += tgt[i] + " ";
+  {
+    std::ofstream es(dir_ + "/long_dev.en"), ds(dir_ + "/long_dev.de");
+    int written = 0;  // eight short pairs (a few dozen characters: well under 63 tokens a side)
+    for (size_t i = 0; i < src.size() && written < 8; ++i)
+      if (src[i].size() < 60 && tgt[i].size() < 60) es << src[i] << "\n", ds << tgt[i] << "\n", ++written;
+    es << long_src << "\n", ds << long_tgt << "\n";
+    es << src[9] << "\n", ds << long_tgt << "\n";  // a short source with a long reference
+  }
+  o.valid_src = dir_ + "/long_dev.en";
+  o.valid_tgt = dir_ + "/long_dev.de";
+  o.valid_sentences = 0;
+  o.max_steps = 8;
+  o.validate_every = 4;
+  o.checkpoint_every = 0;
+  o.keep_checkpoints = 0;  // all
+  const std::string err = run_capturing_stderr(o);
+  EXPECT_NE(err.find("dev: 10 pairs (2 longer than 63 tokens on a side"), std::string::npos) << err;
+  EXPECT_NE(err.find("training pairs longer than 63 tokens are skipped"), std::string::npos) << err;
+  const auto valid = log_events(o.model_dir, "valid");
+  ASSERT_EQ(valid.size(), 2u) << err;
+  for (const auto& v : valid) EXPECT_TRUE(std::isfinite(v["dev_nll"].get<double>())) << v.dump();
+  EXPECT_TRUE(fs::exists(o.model_dir + "/checkpoints/step-00000004")) << "the checkpoint before step 4's validation";
+  EXPECT_TRUE(fs::exists(o.model_dir + "/model.safetensors"));
 }
 
 }  // namespace

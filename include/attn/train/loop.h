@@ -96,7 +96,8 @@ struct TrainingTask {
 enum class LoopEnd { finished, interrupted };
 
 // Trains until a budget is spent, the task stops early or a stop is requested, writing progress,
-// validations and checkpoints. Validation runs before the checkpoint of the same step, so that a
+// validations and checkpoints. A checkpoint is written before every validation (whatever the
+// validation does, no step is lost) and, when one is due, again after it, so that the step's
 // checkpoint holds the best-so-far of its step. When the last step was not validated, it is
 // validated at the end (not after an interruption, which should end quickly). At the end the
 // run's curves (train/curves.h) are written to model_dir/curves.svg.

@@ -62,9 +62,11 @@ std::string long_line_warning(const SourceLine& line, const std::string& where, 
 uint64_t sampling_key(int64_t number, size_t piece);
 
 // Text lines as token ids for scoring, `eos` appended when >= 0 (the model's source is x + eos); a
-// blank source line is an error naming `name` and the line.
+// blank source line is an error naming `name` and the line. max_len (> 0): the model's positions;
+// a line that does not fit (a source with its eos, a target with the bos the decoder reads first)
+// is an error naming `name`, the line and both lengths, not the model's position check.
 std::vector<std::vector<int32_t>> encode_score_lines(const std::vector<std::string>& texts, const std::string& name,
-                                                     const data::Tokenizer& tokenizer, int32_t eos);
+                                                     const data::Tokenizer& tokenizer, int32_t eos, int64_t max_len = 0);
 
 class Translator {
  public:

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The sanitizer sweep (issue 50): every libFuzzer target for RUNS inputs (default 10^6) under ASan
+# and UBSan; the server's tests under ASan and UBSan (test_serve starts the sanitized `attn serve`
+# and loads it: concurrent clients, hostile traffic, slow and idle connections, drain); and the
+# same under ThreadSanitizer (scripts/sanitize.sh --thread). Each stage's output goes to one log,
+# with the commit, the CPU and each stage's time and exit; the sweep fails if any stage does.
+# Takes an hour or more on 2 cores (the clang builds, then ~35 minutes of the http target alone).
+# Usage: scripts/sweep.sh [LOG]   (default docs/sweep/<date>.log; commit it when it is clean)
+# Environment: RUNS (inputs per fuzz target, default 1000000), ATTN_JOBS (default nproc).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+runs="${RUNS:-1000000}"
+log="${1:-docs/sweep/$(date -u +%Y-%m-%d).log}"
+mkdir -p "$(dirname "$log")"
+: >"$log"
+say() { echo "$*" | tee -a "$log" >&2; }
+say "# scripts/sweep.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with uncommitted changes)')"
+say "# CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; RUNS=$runs"
+failed=()
+stage() {  # stage NAME COMMAND...: runs it, its output into the log, and records its exit
+  local name="$1" start status
+  shift
+  say ""
+  say "## $name: $*"
+  start=$(date +%s)
+  "$@" >>"$log" 2>&1
+  status=$?
+  say "## $name: exit $status in $(( $(date +%s) - start )) s"
+  [ "$status" -eq 0 ] || failed+=("$name")
+}
+serve_asan() {  # attn and test_serve with ASan and UBSan (build-asan, the fuzzers' build)
+  source scripts/sanitize_config.sh
+  configure_sanitized build-asan
+  cmake --build build-asan -j"${ATTN_JOBS:-$(nproc)}" --target attn test_serve >/dev/null || return 1
+  OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive build-asan/test_serve
+}
+stage fuzz scripts/fuzz.sh --runs "$runs"
+stage asan-ubsan-serve serve_asan
+stage tsan-serve scripts/sanitize.sh --thread
+say ""
+if [ ${#failed[@]} -gt 0 ]; then
+  say "# sweep: FAILED: ${failed[*]} (the log: $log)"
+  exit 1
+fi
+say "# sweep: clean (fuzz, asan-ubsan-serve, tsan-serve)"
