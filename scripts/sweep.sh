@@ -21,7 +21,7 @@ stage() {  # stage NAME COMMAND...: runs it, its output into the log, and record
   local name="$1" start status
   shift
   say ""
-  say "## $name: $*"
+  say "## $name: $* (at commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ', with uncommitted changes'))"
   start=$(date +%s)
   "$@" >>"$log" 2>&1
   status=$?
