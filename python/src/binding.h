@@ -46,5 +46,8 @@ class CallThreads {
 // called with the GIL held between pieces of work released from it, so Ctrl-C ends a long call
 // without waiting for the rest of its work (issue 50).
 void check_signals();
+// check_signals from a thread that released the GIL (it takes the GIL back for the check): the
+// library's `between` callbacks (Translator::search_all and score, translate_file, classify_texts).
+void between_calls();
 
 }  // namespace attn::python

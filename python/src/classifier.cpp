@@ -68,7 +68,8 @@ std::vector<std::vector<std::pair<std::string, float>>> classify_batch(const Cla
   std::vector<std::vector<std::pair<std::string, float>>> out;
   py::gil_scoped_release release;
   const CallThreads count(c.threads);
-  for (const auto& top : classify_texts(c.model, texts, b.options())) {
+  const auto tops = classify_texts(c.model, texts, b.options(), between_calls);
+  for (const auto& top : tops) {
     out.emplace_back();
     for (const auto& [label, p] : top) out.back().emplace_back(c.model.labels[static_cast<size_t>(label)], p);
   }

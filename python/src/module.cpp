@@ -45,6 +45,11 @@ void check_signals() {
   if (PyErr_CheckSignals() != 0) throw py::error_already_set();
 }
 
+void between_calls() {
+  py::gil_scoped_acquire gil;
+  check_signals();
+}
+
 }  // namespace attn::python
 
 PYBIND11_MODULE(_attn, m) {

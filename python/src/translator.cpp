@@ -229,10 +229,7 @@ std::vector<TranslationResult> translate_windows(const Translator& t, const std:
                                                  const TranslateOptions& o) {
   py::gil_scoped_release release;  // the models are read only: other threads may search them too
   const CallThreads threads(t.threads);
-  const std::vector<std::vector<Hypothesis>> hyps = t->search_all(lines, o, [] {
-    py::gil_scoped_acquire gil;
-    check_signals();
-  });
+  const std::vector<std::vector<Hypothesis>> hyps = t->search_all(lines, o, between_calls);
   std::vector<TranslationResult> out;
   out.reserve(lines.size());
   for (size_t i = 0; i < lines.size(); ++i) out.push_back(t->result(lines[i], hyps[i], o, t.text));
@@ -263,6 +260,7 @@ void translate_file(const Translator& t, const std::string& input, const std::st
   file.input = input;
   file.output = output;
   file.progress = progress.is_none() ? isatty(fileno(stderr)) != 0 : progress.cast<bool>();
+  file.between = between_calls;
   with_paths({input}, [&] {
     py::gil_scoped_release release;
     const CallThreads threads(t.threads);
@@ -307,7 +305,7 @@ std::vector<double> score_batch(const Translator& t, const py::list& sources, co
   const auto tgt = score_lines(t, targets, "targets", -1);
   py::gil_scoped_release release;
   const CallThreads threads(t.threads);
-  return t->score(src, tgt, static_cast<int>(b.options().batch));
+  return t->score(src, tgt, static_cast<int>(b.options().batch), between_calls);
 }
 
 std::unique_ptr<Translator> make_translator(const py::object& model_dir, const py::object& precision,

@@ -91,3 +91,68 @@ def test_ctrl_c_interrupts_a_long_translate_batch(wide_model):
     words = out.split()
     assert words[0] == "interrupted", out
     assert float(words[1]) - sent < 2.0, float(words[1]) - sent  # a window is 0.34 s; the batch 20 s
+
+
+CALLS = textwrap.dedent("""
+    import os, sys, time
+    import attn
+    call, model, data, out = sys.argv[1:5]
+    with open(data, encoding="utf-8") as f:
+        lines = [line.rstrip("\\n") for line in f if line.strip()]
+    if call == "classify_batch":
+        c = attn.Classifier(model, threads=1)
+        texts = ["山水风的之河月花"[i % 7:] for i in range(300000)]
+        work = lambda n: c.classify_batch(texts[:n], max_batch_size=1)
+        total = len(texts)
+    elif call == "score_batch":
+        t = attn.Translator(model, threads=1)
+        src = ([line for line in lines if len(line) < 150] * 20)[:20000]
+        work = lambda n: t.score_batch(src[:n], src[:n], max_batch_size=1)
+        total = len(src)
+    else:
+        t = attn.Translator(model, threads=1)
+        src = lines[:600]
+        def work(n):
+            with open(out + ".in", "w", encoding="utf-8") as f:
+                f.write("\\n".join(src[:n]) + "\\n")
+            t.translate_file(out + ".in", out, beam_size=4, max_decoding_length=100, max_batch_size=1)
+        total = len(src)
+    start = time.monotonic()
+    work(total // 50)  # a fiftieth of the call: what the whole would take
+    estimate = (time.monotonic() - start) * 50
+    if os.path.exists(out):
+        os.remove(out)
+    print("working", estimate, flush=True)
+    try:
+        work(total)
+        print("finished", time.monotonic(), flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", time.monotonic(), flush=True)
+""")
+
+
+@pytest.mark.parametrize("call", ["translate_file", "score_batch", "classify_batch"])
+def test_ctrl_c_interrupts_every_long_call(call, wide_model, classifier_model, tmp_path):
+    """translate_file, score_batch and classify_batch (issue 50: only translate_batch took Ctrl-C)
+    raise KeyboardInterrupt after the window or batch in progress: the call, estimated from a
+    fiftieth of it to take several seconds, ends within 1 s of SIGINT, and translate_file writes
+    no output file."""
+    model = classifier_model if call == "classify_batch" else wide_model
+    out = tmp_path / "out.txt"
+    child = subprocess.Popen([sys.executable, "-c", CALLS, call, model, str(CORPUS / "dev.en"), str(out)],
+                             stdout=subprocess.PIPE, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    try:
+        words = child.stdout.readline().split()
+        assert words[0] == "working", words
+        estimate = float(words[1])
+        time.sleep(0.3)
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        rest, _ = child.communicate(timeout=120)
+    finally:
+        child.kill()
+    words = rest.split()
+    assert words[0] == "interrupted", rest
+    assert estimate > 3.0, f"the whole call takes {estimate:.1f} s: too short to show the interruption"
+    assert float(words[1]) - sent < 1.0, float(words[1]) - sent
+    assert not out.exists(), "an interrupted translate_file writes nothing"

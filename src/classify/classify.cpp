@@ -39,12 +39,14 @@ std::vector<std::vector<std::pair<int64_t, float>>> classify_texts(const Classif
 
 std::vector<std::vector<std::pair<int64_t, float>>> classify_texts(const ClassifierModel& m,
                                                                    const std::vector<std::string>& texts,
-                                                                   const ClassifyOptions& o) {
+                                                                   const ClassifyOptions& o,
+                                                                   const std::function<void()>& between) {
   const int64_t k = labels_per_text(o, static_cast<int64_t>(m.labels.size()));
   const size_t batch = static_cast<size_t>(std::max<int64_t>(o.batch, 1));
   std::vector<std::vector<std::pair<int64_t, float>>> out;
   out.reserve(texts.size());
   for (size_t begin = 0; begin < texts.size(); begin += batch) {
+    if (begin > 0 && between) between();
     const auto first = texts.begin() + static_cast<std::ptrdiff_t>(begin);
     const std::vector<std::string> part(first, first + static_cast<std::ptrdiff_t>(std::min(batch, texts.size() - begin)));
     for (auto& top : classify_texts(m, part, k)) out.push_back(std::move(top));

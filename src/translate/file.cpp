@@ -157,6 +157,7 @@ int translate_file(const Translator& t, const TranslateOptions& o, const Transla
   std::string text;
   int64_t number = 1;
   for (; std::getline(in, text); ++number) {
+    if (window.empty() && number > 1 && run.between) run.between();  // after a window, before the next
     window.push_back(read_line(t, o, run.text, text, number, name));
     if (prefixes) window.back().prefix = prefixes->next(t, window.back(), run.text);
     for (const auto& piece : window.back().pieces) window_tokens += piece.size();

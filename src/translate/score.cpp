@@ -27,14 +27,18 @@ std::vector<std::vector<int32_t>> encode_score_lines(const std::vector<std::stri
 }
 
 std::vector<double> Translator::score(const std::vector<std::vector<int32_t>>& sources,
-                                      const std::vector<std::vector<int32_t>>& targets, int batch) const {
+                                      const std::vector<std::vector<int32_t>>& targets, int batch,
+                                      const std::function<void()>& between) const {
   check(sources.size() == targets.size(), "line counts differ: ", sources.size(), " sources, ", targets.size(),
         " targets");
   const std::vector<EnsembleMember> members = this->members();
   std::vector<size_t> lengths;
   for (size_t i = 0; i < sources.size(); ++i) lengths.push_back(sources[i].size() + targets[i].size());
   std::vector<double> totals(sources.size());
-  for (const auto& group : length_sorted_batches(lengths, static_cast<size_t>(batch))) {
+  const auto groups = length_sorted_batches(lengths, static_cast<size_t>(batch));
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (g > 0 && between) between();
+    const auto& group = groups[g];
     std::vector<std::vector<int32_t>> src, tgt;
     for (size_t i : group) {
       src.push_back(sources[i]);

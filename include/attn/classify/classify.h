@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,9 +24,11 @@ std::vector<std::vector<std::pair<int64_t, float>>> classify_texts(const Classif
 // The same as options ask: labels_per_text(o) labels each, in forward passes of o.batch texts
 // (attn classify's batches of standard input, Python's classify_batch). Each text is padded to the
 // model's pad_size alone, so the batching changes its probabilities only by the products' rounding
-// (about 1e-9).
+// (about 1e-9). `between`, when given, runs after each forward pass but the last: a caller's
+// chance to stop (Python raises KeyboardInterrupt from it).
 std::vector<std::vector<std::pair<int64_t, float>>> classify_texts(const ClassifierModel& m,
                                                                    const std::vector<std::string>& texts,
-                                                                   const ClassifyOptions& o);
+                                                                   const ClassifyOptions& o,
+                                                                   const std::function<void()>& between = {});
 
 }  // namespace attn

@@ -5,6 +5,7 @@
 // stderr when asked. Every input line gives its output line.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "attn/translate/options.h"
@@ -18,6 +19,9 @@ struct TranslateFile {
   std::string input, output;  // empty: standard input / output
   std::string prefix_path;    // --prefix: a target prefix per input line (empty: none)
   bool progress = false;      // lines done, rate and ETA on stderr
+  // Runs after each window but the last: a caller's chance to stop the work (Python raises
+  // KeyboardInterrupt from it); nothing is written to an --output file then.
+  std::function<void()> between;
 };
 
 // Translates every input line; returns the process's exit code.

@@ -131,9 +131,11 @@ class Translator {
                                                const TranslateOptions& o) const;
 
   // Each pair's total log-probability log P(y | x) (decode/score.h; an ensemble's sum_m w_m
-  // score_m), in input order, batched by length, `batch` pairs a batch.
+  // score_m), in input order, batched by length, `batch` pairs a batch. `between`, when given,
+  // runs after each batch but the last (as search_all's).
   std::vector<double> score(const std::vector<std::vector<int32_t>>& sources,
-                            const std::vector<std::vector<int32_t>>& targets, int batch = 32) const;
+                            const std::vector<std::vector<int32_t>>& targets, int batch = 32,
+                            const std::function<void()>& between = {}) const;
 
  private:
   std::vector<std::string> dirs_;
