@@ -5,7 +5,9 @@
 # go to build-asan/fuzz-corpus/<target>/ (fuzz/corpus stays small); a failing input is written to
 # fuzz/regressions/<target>/ and the script exits non-zero. Fix the cause, keep the input:
 # tests/fuzz replays it in the ordinary suite.
-# Usage: scripts/fuzz.sh [--build-only | --run-only] [--runs N | SECONDS_EACH] [TARGET...]
+# Usage: scripts/fuzz.sh [--build-only | --run-only | --built] [--runs N | SECONDS_EACH] [TARGET...]
+#   --built: a run by hand (a new seed, the learned corpus kept) of the fuzzers already built, so
+#   that several can run at once (scripts/sweep.sh).
 #   --runs N: each target runs N inputs (libFuzzer's -runs) instead of for SECONDS_EACH seconds
 #   (scripts/sweep.sh: 10^6 each).
 #   (targets: ls fuzz/main_*.cpp). --build-only builds the fuzzers and stops (scripts/setup.sh);
@@ -15,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=all
-case "${1:-}" in --build-only|--run-only) mode="${1#--}"; shift ;; esac
+case "${1:-}" in --build-only|--run-only|--built) mode="${1#--}"; shift ;; esac
 runs="" seconds=60
 if [ "${1:-}" = --runs ]; then
   runs="$2"; shift 2
@@ -26,7 +28,7 @@ fi
 budget=(-max_total_time="$seconds")
 [ -n "$runs" ] && budget=(-runs="$runs")
 dir="${ATTN_SANITIZE_DIR:-build-asan}"
-if [ "$mode" != run-only ]; then
+if [ "$mode" = all ] || [ "$mode" = build-only ]; then
   source scripts/sanitize_config.sh
   configure_sanitized "$dir"
   cmake --build "$dir" -j"${ATTN_JOBS:-$(nproc)}" --target fuzzers

@@ -15,7 +15,7 @@ mkdir -p "$(dirname "$log")"
 : >"$log"
 say() { echo "$*" | tee -a "$log" >&2; }
 say "# scripts/sweep.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with uncommitted changes)')"
-say "# CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; RUNS=$runs"
+say "# CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') (family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ') model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2 | tr -d ' '); $(grep -m1 flags /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_bf16|avx512_vnni|amx_tile)$' | tr '\n' ' ')), $(nproc) cores; RUNS=$runs"
 failed=()
 stage() {  # stage NAME COMMAND...: runs it, its output into the log, and records its exit
   local name="$1" start status
@@ -34,7 +34,18 @@ serve_asan() {  # attn and test_serve with ASan and UBSan (build-asan, the fuzze
   cmake --build build-asan -j"${ATTN_JOBS:-$(nproc)}" --target attn test_serve >/dev/null || return 1
   OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive build-asan/test_serve
 }
-stage fuzz scripts/fuzz.sh --runs "$runs"
+fuzz_two_lanes() {  # the http target (the slowest: a request through the server) beside all the others
+  local others=() status=0
+  for f in fuzz/main_*.cpp; do n=$(basename "$f" .cpp); [ "${n#main_}" = http ] || others+=("${n#main_}"); done
+  scripts/fuzz.sh --build-only || return 1
+  scripts/fuzz.sh --built --runs "$runs" http >"$log.http" 2>&1 &
+  local http=$!
+  scripts/fuzz.sh --built --runs "$runs" "${others[@]}" || status=1
+  wait "$http" || status=1
+  cat "$log.http" && rm -f "$log.http"
+  return $status
+}
+stage fuzz fuzz_two_lanes
 stage asan-ubsan-serve serve_asan
 stage tsan-serve scripts/sanitize.sh --thread
 say ""

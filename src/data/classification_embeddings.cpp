@@ -18,7 +18,10 @@ Tensor from_npz(const std::string& path, const Tensor& init, int64_t* found) {
   auto arrays = io::load_npz(path);
   check(arrays.count("embeddings") || arrays.size() == 1, path, ": expected an array 'embeddings' (or a single array), found ",
         arrays.size(), " arrays");
-  Tensor t = arrays.count("embeddings") ? arrays.at("embeddings") : arrays.begin()->second;
+  const std::string name = arrays.count("embeddings") ? "embeddings" : arrays.begin()->first;
+  Tensor t = arrays.at(name);
+  check(t.dtype() == DType::f32, path, ": array '", name, "' holds ", dtype_name(t.dtype()),
+        " values; embeddings must be float32 (numpy: table.astype(np.float32))");
   if (!(t.shape() == init.shape()))
     fail(path, ": the table is ", shape_str(t.shape()), ", the model needs ",
          shape_str(init.shape()), " (vocabulary size, d_model)");

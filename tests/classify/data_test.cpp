@@ -1,5 +1,6 @@
 // The classifier's data side: character, word and SentencePiece tokens, the vocabulary (reserved ids, size cap,
 // minimum count, ties), padding and truncation, label files, metrics, pre-trained tables.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -114,6 +115,17 @@ TEST(ClassifierEmbeddings, Word2vecByTokenAndNpzById) {
   EXPECT_EQ(load_embeddings(dir + "/attn_cls_emb.npz", v, init).to_vector(), std::vector<float>(10, 0.5f));
   io::save_npz(dir + "/attn_cls_emb.npz", {{"embeddings", Tensor::full({4, 2}, 0.5f)}});
   EXPECT_THROW(load_embeddings(dir + "/attn_cls_emb.npz", v, init), Error);
+  // An int32 table (issue 50: refused later without naming the file) names the file and the array.
+  Tensor ints = Tensor::empty({5, 2}, DType::i32);
+  std::fill_n(ints.data<int32_t>(), 10, 1);
+  io::save_npz(dir + "/attn_cls_emb.npz", {{"embeddings", ints}});
+  try {
+    load_embeddings(dir + "/attn_cls_emb.npz", v, init);
+    ADD_FAILURE() << "an int32 table was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(dir + "/attn_cls_emb.npz: array 'embeddings' holds I32 values; embeddings "
+                                         "must be float32"), std::string::npos) << e.what();
+  }
   std::filesystem::remove(dir + "/attn_cls_w2v.txt");
   std::filesystem::remove(dir + "/attn_cls_emb.npz");
 }
