@@ -3,6 +3,8 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <cstdio>
 
 #include "attn/error.h"
@@ -36,16 +38,20 @@ Service::Service(std::vector<std::unique_ptr<ServedModel>> models, const Service
       ++warm_threads_;
     };
     batcher_threads_ += options.batch.batching ? static_cast<size_t>(std::max(1, options.batch.batchers)) : 1;
-    auto on_batch = [this, name = m->name, last_trim = Clock::now()](const BatchStats& s) mutable {
+    // The batcher's threads (--batchers) all call on_batch: the time of the last trim is theirs to
+    // share, an atomic that one of them claims (a plain captured time was a data race, found by
+    // scripts/sweep.sh's ThreadSanitizer stage).
+    auto last_trim = std::make_shared<std::atomic<Clock::rep>>(Clock::now().time_since_epoch().count());
+    auto on_batch = [this, name = m->name, last_trim](const BatchStats& s) {
       const Clock::time_point now = Clock::now();
       metrics_.batch(name, s, now);
       // Hand the heap's freed pages back to the system once a second: batches of every size free
       // blocks of every size, which glibc otherwise keeps (measured: ~60 MiB more resident after
       // 10,000 requests without this, docs/serve.md).
-      if (now - last_trim > std::chrono::seconds(1)) {
+      Clock::rep last = last_trim->load();
+      if (now - Clock::time_point(Clock::duration(last)) > std::chrono::seconds(1) &&
+          last_trim->compare_exchange_strong(last, now.time_since_epoch().count()))
         malloc_trim(0);
-        last_trim = now;
-      }
     };
     batchers_[m->name] = std::make_unique<Batcher>(
         options.batch,
