@@ -93,13 +93,14 @@ bool after_step(const LoopOptions& o, LoopClock& clock, Adam& adam, TrainingTask
   }
   bool stop = false;
   const bool by_steps = o.validate_every > 0 && clock.step % o.validate_every == 0;
-  const bool due = by_steps || (o.validate_each_epoch && (epoch_done || budget)) || budget;
-  // A checkpoint before every validation: whatever the validation does, no step is lost.
-  if (task.validate && !interrupted && due) {
+  const bool scheduled = by_steps || (o.validate_each_epoch && (epoch_done || budget));
+  // A checkpoint before every validation (the scheduled one, or the budget's last): whatever the
+  // validation does, no step is lost.
+  if (task.validate && !interrupted && (scheduled || budget)) {
     write_checkpoint(o, clock, adam, task);
     st.last_checkpoint = clock.elapsed();
   }
-  if (task.validate && !interrupted && (by_steps || (o.validate_each_epoch && (epoch_done || budget)))) {
+  if (task.validate && !interrupted && scheduled) {
     stop = task.validate(log);
     st.validated_at = clock.step;
   }
