@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <memory>
-#include <regex>
+#include <string>
 
 #include "attn/error.h"
 #include "attn/io/json.h"
@@ -13,16 +13,45 @@
 namespace attn::io {
 namespace {
 
+// The number forms of YAML's core schema, read in one pass: [-+]?[0-9]+ (an integer) and
+// [-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)? (a real). A scan, not std::regex: libstdc++'s
+// matcher recurses once a character, so a long scalar overflowed the stack.
+enum class Number { none, integer, real };
+
+Number number_form(const std::string& s) {
+  size_t i = 0;
+  const auto digits = [&] {
+    const size_t from = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i - from;
+  };
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+  const size_t whole = digits();
+  if (whole > 0 && i == s.size()) return Number::integer;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (digits() == 0 && whole == 0) return Number::none;
+  } else if (whole == 0) {
+    return Number::none;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    if (digits() == 0) return Number::none;
+  }
+  return i == s.size() ? Number::real : Number::none;
+}
+
 nlohmann::json scalar_value(const yaml_event_t& e) {
   std::string s(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
   if (e.data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return s;
-  static const std::regex integer("[-+]?[0-9]+"), real("[-+]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?");
-  if (std::regex_match(s, integer)) {  // beyond 64 bits: kept as text, which no number key accepts
+  const Number form = number_form(s);
+  if (form == Number::integer) {  // beyond 64 bits: kept as text, which no number key accepts
     errno = 0;
     long long v = std::strtoll(s.c_str(), nullptr, 10);
     return errno == ERANGE ? nlohmann::json(s) : nlohmann::json(v);
   }
-  if (std::regex_match(s, real)) return std::strtod(s.c_str(), nullptr);
+  if (form == Number::real) return std::strtod(s.c_str(), nullptr);
   // YAML 1.2's core schema: only true/false are booleans, so a file or directory called "on" or
   // "no" stays text (keys that take true/false also take yes/no/on/off, src/train/config_file.cpp).
   if (s == "true" || s == "True" || s == "TRUE") return true;

@@ -87,7 +87,9 @@ TEST_F(AnswerSize, EveryAttentionAnswerIsWithinItsBound) {
     ASSERT_EQ(o.status, 200) << body.dump().substr(0, 200) << ": " << o.json.dump().substr(0, 300);
     const size_t text = text_bytes(o);
     EXPECT_LE(text, bound) << r.model << " " << body.dump().substr(0, 120);
-    if (r.worst) EXPECT_LE(bound, 3 * text) << r.model << ": the bound " << bound << " is loose for " << text;
+    if (r.worst) {
+      EXPECT_LE(bound, 3 * text) << r.model << ": the bound " << bound << " is loose for " << text;
+    }
     std::printf("%-5s %-60.60s answer %9zu bytes, bound %9zu (%.2fx)\n", r.model.c_str(), r.body.dump().c_str(), text, bound,
                 static_cast<double>(bound) / static_cast<double>(text));
   }
@@ -198,7 +200,9 @@ TEST(ServeAnswerMemory, SixtyFourWorstCaseRequestsStayWithinTheAnswerMemory) {
   // more is the requests' own buffers and the computing of the maps (measured: +17.6 MiB).
   // Under a sanitizer the resident size is the runtime's too (ASan's quarantine of freed blocks,
   // TSan's shadow), not the answers': the bound is checked in the ordinary build only.
-  if (!ATTN_SANITIZED) EXPECT_LE(peak, idle + kAnswerMemoryMib + 12) << "resident peak past the answer memory";
+  if (!ATTN_SANITIZED) {
+    EXPECT_LE(peak, idle + kAnswerMemoryMib + 12) << "resident peak past the answer memory";
+  }
   EXPECT_EQ(reserved_bytes(server), 0);
 }
 
