@@ -48,18 +48,23 @@ def launch(attn, spec, threads, extra=()):
     sys.exit("FAIL: attn serve did not start within 60 s")
 
 
+def health(port, timeout):
+    """Whether GET /health answers 200 within `timeout` seconds (503 while the models warm)."""
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        c.request("GET", "/health")
+        ok = c.getresponse().status == 200
+        c.close()
+        return ok
+    except OSError:
+        return False
+
+
 def wait_ready(port, proc, log):
     """Until GET /health is 200: 503 {"status": "loading"} while the batchers warm their models."""
     for _ in range(600):
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            c.request("GET", "/health")
-            ok = c.getresponse().status == 200
-            c.close()
-            if ok:
-                return
-        except OSError:
-            pass
+        if health(port, 5):
+            return
         if proc.poll() is not None:
             sys.exit(f"FAIL: attn serve exited {proc.returncode}: {open(log).read()}")
         time.sleep(0.1)

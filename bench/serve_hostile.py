@@ -14,7 +14,6 @@ connection (its deadlines and limits). Loopback only; every loop is bounded in t
 """
 import argparse
 import errno
-import http.client
 import json
 import os
 import resource
@@ -98,13 +97,7 @@ def load(client, port, bodies, clients, seconds):
 
 def health_seconds(port):
     t0 = time.monotonic()
-    try:
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        c.request("GET", "/health")
-        ok = c.getresponse().status == 200
-        c.close()
-    except OSError:
-        ok = False
+    ok = serve_bench.health(port, 60)
     return time.monotonic() - t0 if ok else float("inf")
 
 

@@ -30,19 +30,16 @@ void write(httplib::Response& res, Outcome o) {
   Listener::hold_until_sent(std::move(o.hold));
 }
 
-// Runs a route's handler, turning every failure into a JSON error: the request's (HttpError, or a
-// library check on its values) or the server's (500; out of memory 503).
+// Runs a route's handler, turning every failure into a JSON error: the request's own (HttpError),
+// else as a job's computing failure is answered (job.h: a library check 400, out of memory 503,
+// anything else 500).
 Outcome answer(const std::function<Outcome()>& handler) {
   try {
     return handler();
   } catch (const HttpError& e) {
     return {e.status, {{"error", e.what()}}, ""};
-  } catch (const Error& e) {
-    return {400, {{"error", e.what()}}, ""};
-  } catch (const std::bad_alloc&) {
-    return {503, {{"error", "out of memory: retry later, or send less at once"}}, ""};
-  } catch (const std::exception& e) {
-    return {500, {{"error", e.what()}}, ""};
+  } catch (...) {
+    return failure(std::current_exception());
   }
 }
 

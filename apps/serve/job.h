@@ -102,7 +102,7 @@ inline Outcome failure(const std::exception_ptr& e) {
   } catch (const Error& x) {
     return {400, {{"error", x.what()}}, ""};
   } catch (const std::bad_alloc&) {
-    return {503, {{"error", "out of memory computing the request: retry later, or send less at once"}}, ""};
+    return {503, {{"error", "out of memory: retry later, or send less at once"}}, ""};
   } catch (const std::exception& x) {
     return {500, {{"error", x.what()}}, ""};
   } catch (...) {
