@@ -56,6 +56,14 @@ void Metrics::request(const std::string& route, int status) {
   ++requests_[{route, status}];
 }
 
+size_t Metrics::answers(int status) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  size_t n = 0;
+  for (const auto& [key, count] : requests_)
+    if (key.second == status) n += count;
+  return n;
+}
+
 void Metrics::latency(double seconds) {
   std::lock_guard<std::mutex> lock(mutex_);
   latency_.observe(seconds);

@@ -44,6 +44,7 @@ class Metrics {
  public:
   explicit Metrics(const std::vector<std::string>& models);
   void request(const std::string& route, int status);  // every response, the HTTP layer's own included
+  size_t answers(int status);                           // responses of that status so far, every route
   void latency(double seconds);                         // of a request a route's handler answered
   void batch(const std::string& model, const BatchStats& s, Clock::time_point now);
   // queue_depth(model): the sentences its batcher holds, read when rendering.
