@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs everything attn needs from Debian packages and builds it (Release, tuned for this CPU).
-# Idempotent and non-interactive. Usage: scripts/setup.sh [--portable] [--debug] [--fuzz] [--bench] [--sanitize]
+# Idempotent and non-interactive. Usage: scripts/setup.sh [--portable] [--debug] [--fuzz] [--bench] [--reference] [--sanitize]
 # --fuzz also builds the libFuzzer targets with clang, ASan and UBSan in build-asan/ (the suite's
 # fuzz.smoke runs them for a minute; the README's test command asks for it). --sanitize builds all
 # of build-asan/ and runs the unit suite there (scripts/sanitize.sh).
 # --bench also installs what bench/compare.py runs beside attn: Debian's python3-torch and
 # python3-numpy (python3-sentencepiece: bench/torch_translation_twin.py), and CTranslate2 from PyPI
 # in a venv (ATTN_CT2_VENV, default /work/venv-ct2).
+# --reference makes the venv of the toolkits attn's import tests compare with (ATTN_REF_VENV,
+# default /work/venv-ref): scripts/reference-requirements.txt (transformers, ctranslate2,
+# sacrebleu, pinned) from PyPI over Debian's python3-torch (tests/models/hf_marian_test.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,14 +19,15 @@ packages=(g++ cmake make pkg-config libopenblas-dev libdnnl-dev libsentencepiece
           libopenmpi-dev openmpi-bin  # attn train under mpirun (docs/distributed.md)
           pybind11-dev python3-dev python3-numpy python3-pytest  # the Python module (python/) and its tests
           chromium fonts-dejavu-core python3)  # chromium: the attend and serve pages' browser tests
-bench=0; sanitize=0; fuzz=0
+bench=0; sanitize=0; fuzz=0; reference=0
 for a in "$@"; do
   [ "$a" = --bench ] && bench=1
   [ "$a" = --sanitize ] && sanitize=1
   [ "$a" = --fuzz ] && fuzz=1
+  [ "$a" = --reference ] && reference=1
 done
 [ $fuzz = 1 ] || [ $sanitize = 1 ] && packages+=(clang libclang-rt-14-dev libomp-14-dev)
-[ $bench = 1 ] && packages+=(python3-torch python3-numpy python3-sentencepiece python3-venv python3-pip)
+[ $bench = 1 ] || [ $reference = 1 ] && packages+=(python3-torch python3-numpy python3-sentencepiece python3-venv python3-pip)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -40,7 +44,7 @@ for a in "$@"; do
   case "$a" in
     --portable) portable=ON ;;
     --debug) build_type=Debug ;;
-    --bench|--sanitize|--fuzz) ;;
+    --bench|--sanitize|--fuzz|--reference) ;;
     *) echo "setup: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -60,6 +64,13 @@ if [ $bench = 1 ]; then
     "$venv/bin/pip" install -q ctranslate2 sacrebleu
   fi
   echo "setup: bench ready (python3-torch; CTranslate2 $("$venv/bin/python" -c 'import ctranslate2; print(ctranslate2.__version__)') in $venv)" >&2
+fi
+if [ $reference = 1 ]; then
+  venv="${ATTN_REF_VENV:-/work/venv-ref}"
+  [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
+  # pip installs only what is missing or at another version
+  "$venv/bin/pip" install -q --disable-pip-version-check -r scripts/reference-requirements.txt
+  echo "setup: reference venv ready in $venv (transformers $("$venv/bin/python" -c 'import transformers; print(transformers.__version__)' 2>/dev/null))" >&2
 fi
 if [ $sanitize = 1 ]; then
   scripts/sanitize.sh

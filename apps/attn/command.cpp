@@ -6,6 +6,7 @@ namespace attn::cli {
 int run_demo(int argc, char** argv);
 int run_train(int argc, char** argv);
 int run_average(int argc, char** argv);
+int run_import(int argc, char** argv);
 int run_import_torch(int argc, char** argv);
 int run_export_torch(int argc, char** argv);
 int run_bleu(int, char**);
@@ -25,6 +26,7 @@ const std::vector<Command>& commands() {
       {"demo", "a short tour of the core: tensors, autodiff, attention", run_demo},
       {"train", "train a model from a config file (translation or classification)", run_train},
       {"average", "average the last checkpoints into a model (the paper's last 5)", run_average},
+      {"import", "a model another toolkit made (Hugging Face Marian: OPUS-MT) as an attn model", run_import},
       {"import-torch", "convert a torch_ref.py directory (config.json + weights.npz) to an attn model", run_import_torch},
       {"convert", "store a model's linear layers in int8 or bf16: a smaller directory that loads in that precision", run_convert},
       {"export-torch", "write an attn model as a torch_ref.py directory", run_export_torch},

@@ -50,6 +50,9 @@ void export_torch(const Transformer& m, const std::string& ref_dir) {
   check(c.positions == Positions::sinusoidal && c.activation == Activation::relu, "export-torch: torch_ref.py has ",
         "sinusoidal positions and ReLU only; this model has ", name(c.positions), " positions and ",
         name(c.activation));
+  check(c.final_norm && c.scale_embeddings, "export-torch: torch_ref.py has a final LayerNorm after each stack and ",
+        "embeddings scaled by sqrt(d_model); this model has ", c.final_norm ? "" : "no final norm ",
+        c.scale_embeddings ? "" : "unscaled embeddings");
   fs::create_directories(ref_dir);
   std::map<std::string, Tensor> tensors;
   for (const auto& [name, v] : m.named) tensors[name] = v.value();  // tied keys too: a state_dict

@@ -10,13 +10,18 @@
 namespace attn {
 namespace {
 
+// sqrt(d_model), or 1 for a model whose embeddings are not scaled
+float embed_scale(const Transformer& m) {
+  return m.config.scale_embeddings ? std::sqrt(static_cast<float>(m.config.d_model)) : 1.0f;
+}
+
 // x = Embed(ids) sqrt(d_model) + PE[0:len]                     [batch, len, d_model]
 Var embed(const Transformer& m, const Var& table, const Tensor& ids, int64_t first_position,
           const Context& ctx) {
-  int64_t len = ids.size(1), d = m.config.d_model;
+  const int64_t len = ids.size(1);
   check(first_position + len <= m.config.max_len, "transformer: position ", first_position + len,
         " beyond max_len ", m.config.max_len);
-  Var x = scale(embedding(table, ids), std::sqrt(static_cast<float>(d)));
+  Var x = scale(embedding(table, ids), embed_scale(m));
   Var pos = m.config.positions == Positions::learned
                 ? slice(m.pos_embed, 0, first_position, first_position + len)
                 : Var(m.pe.slice(0, first_position, first_position + len));
@@ -29,9 +34,14 @@ Var embed_rows(const Transformer& m, const std::vector<int32_t>& ids, const std:
   const int64_t B = static_cast<int64_t>(ids.size()), d = m.config.d_model;
   for (int64_t p : positions)
     check(p < m.config.max_len, "transformer: position ", p + 1, " beyond max_len ", m.config.max_len);
-  Var x = scale(embedding(m.tgt_embed, Tensor::from_ids(ids, {B, 1})), std::sqrt(static_cast<float>(d)));
+  Var x = scale(embedding(m.tgt_embed, Tensor::from_ids(ids, {B, 1})), embed_scale(m));
   const Tensor& table = m.config.positions == Positions::learned ? m.pos_embed.value() : m.pe;
   return add(x, Var(select_rows(table, positions).reshape({B, 1, d})));
+}
+
+// LN(x) after a stack, or x for a model without that norm (config.final_norm)
+Var stack_norm(const Transformer& m, const LayerNorm& norm, const Var& x) {
+  return m.config.final_norm ? forward(norm, x) : x;
 }
 
 // x + Dropout(Sublayer(x)), with the LayerNorm after (post-LN) or before the sub-layer (pre-LN).
@@ -78,7 +88,7 @@ Var encoder_stack(const Transformer& m, Var x, const Context& ctx, Attend attend
     // x = LN(x + FFN(x))
     x = sublayer(m, x, l.norm2, ctx, [&](const Var& h, const Context& c) { return forward(l.ff, h, c); });
   }
-  return forward(m.encoder_norm, x);
+  return stack_norm(m, m.encoder_norm, x);
 }
 
 // The slot for the next layer's weights in `stack`, or null when none are asked for.
@@ -142,7 +152,7 @@ Var decode(const Transformer& m, const Tensor& tgt_in, const Var& memory, const 
     y = sublayer(m, y, l.norm3, ctx, [&](const Var& h, const Context& c) { return forward(l.ff, h, c); });
   }
   // logits = LN(y) W_out^T + b                                 [batch, len, tgt_vocab]
-  return forward(m.generator, forward(m.decoder_norm, y));
+  return forward(m.generator, stack_norm(m, m.decoder_norm, y));
 }
 
 DecoderState start_decoding(const Transformer& m, const Tensor& memory, const Tensor& src_pad, int64_t cache_positions) {
@@ -216,7 +226,7 @@ Tensor decode_step_hidden(const Transformer& m, DecoderState& s, const std::vect
     y = sublayer(m, y, l.norm3, ctx, [&](const Var& h, const Context& c) { return forward(l.ff, h, c); });
   }
   s.position += 1;
-  return reshape(forward(m.decoder_norm, y), {B, m.config.d_model}).value();
+  return reshape(stack_norm(m, m.decoder_norm, y), {B, m.config.d_model}).value();
 }
 
 void select_rows(DecoderState& s, const std::vector<int64_t>& rows) {

@@ -12,8 +12,10 @@ namespace attn {
 namespace {
 
 const EnumName<ModelKind> kModelKinds[] = {{ModelKind::transformer, "transformer"}, {ModelKind::rnn, "rnn"}};
-const EnumName<Positions> kPositions[] = {{Positions::sinusoidal, "sinusoidal"}, {Positions::learned, "learned"}};
-const EnumName<Activation> kActivations[] = {{Activation::relu, "relu"}, {Activation::gelu, "gelu"}};
+const EnumName<Positions> kPositions[] = {
+    {Positions::sinusoidal, "sinusoidal"}, {Positions::learned, "learned"}, {Positions::sinusoidal_halves, "sinusoidal_halves"}};
+const EnumName<Activation> kActivations[] = {
+    {Activation::relu, "relu"}, {Activation::gelu, "gelu"}, {Activation::swish, "swish"}};
 
 // Parameters of the network (biases and norms aside, which are small): embeddings, per encoder
 // layer 4 d^2 + 2 d d_ff, per decoder layer 8 d^2 + 2 d d_ff, positions.
@@ -52,10 +54,14 @@ std::vector<ConfigKey<TransformerConfig>> make_transformer_keys() {
                   [](C& c) -> Field { return &c.d_ff; }});
   keys.push_back({{"norm_first", "pre-LN (LayerNorm before each sub-layer) instead of post-LN"},
                   [](C& c) -> Field { return &c.norm_first; }});
-  keys.push_back({{"positions", "position encoding", {}, {"sinusoidal", "learned"}},
+  keys.push_back({{"positions", "position encoding", {}, {"sinusoidal", "learned", "sinusoidal_halves"}},
                   [](C& c) -> Field { return &c.positions; }});
-  keys.push_back({{"activation", "activation of the FFN", {}, {"relu", "gelu"}},
+  keys.push_back({{"activation", "activation of the FFN", {}, {"relu", "gelu", "swish"}},
                   [](C& c) -> Field { return &c.activation; }});
+  keys.push_back({{"final_norm", "a LayerNorm after the encoder's and the decoder's last layer"},
+                  [](C& c) -> Field { return &c.final_norm; }});
+  keys.push_back({{"scale_embeddings", "embeddings multiplied by sqrt(d_model)"},
+                  [](C& c) -> Field { return &c.scale_embeddings; }});
   return keys;
 }
 

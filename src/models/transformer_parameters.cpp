@@ -55,7 +55,7 @@ std::vector<ParamSpec> specs(const TransformerConfig& c) {
     add_norm(s, p + "norm1", d);
     add_norm(s, p + "norm2", d);
   }
-  add_norm(s, "transformer.encoder.norm", d);
+  if (c.final_norm) add_norm(s, "transformer.encoder.norm", d);
   for (int64_t i = 0; i < c.decoder_layers; ++i) {
     std::string p = "transformer.decoder.layers." + std::to_string(i) + ".";
     add_attention(s, p + "self_attn", d, c);
@@ -65,7 +65,7 @@ std::vector<ParamSpec> specs(const TransformerConfig& c) {
     add_norm(s, p + "norm2", d);
     add_norm(s, p + "norm3", d);
   }
-  add_norm(s, "transformer.decoder.norm", d);
+  if (c.final_norm) add_norm(s, "transformer.decoder.norm", d);
   if (!c.tie_output) s.push_back({"generator.weight", {c.tgt_vocab, d}, Init::xavier});
   s.push_back({"generator.bias", {c.tgt_vocab}, Init::zeros});
   return s;
@@ -85,9 +85,9 @@ MultiHeadAttention attention_at(std::map<std::string, Var>& n, const std::string
 LayerNorm norm_at(std::map<std::string, Var>& n, const std::string& p) {
   return {n.at(p + ".weight"), n.at(p + ".bias")};
 }
-FeedForward ffn_at(std::map<std::string, Var>& n, const std::string& p, bool gelu) {
+FeedForward ffn_at(std::map<std::string, Var>& n, const std::string& p, Activation activation) {
   return {Linear{n.at(p + "linear1.weight"), n.at(p + "linear1.bias")},
-          Linear{n.at(p + "linear2.weight"), n.at(p + "linear2.bias")}, gelu};
+          Linear{n.at(p + "linear2.weight"), n.at(p + "linear2.bias")}, activation};
 }
 
 // Fills the model's structs from m.named (aliases already added).
@@ -97,22 +97,21 @@ void wire(Transformer& m) {
   m.src_embed = n.at("src_embed.weight");
   m.tgt_embed = n.at("tgt_embed.weight");
   if (c.positions == Positions::learned) m.pos_embed = n.at("pos_embed.weight");
-  else m.pe = sinusoid_table(c.max_len, c.d_model);
-  bool gelu = c.activation == Activation::gelu;
+  else m.pe = sinusoid_table(c.max_len, c.d_model, c.positions == Positions::sinusoidal_halves);
   for (int64_t i = 0; i < c.encoder_layers; ++i) {
     std::string p = "transformer.encoder.layers." + std::to_string(i) + ".";
-    m.encoder.push_back({attention_at(n, p + "self_attn", c.heads, c.score), ffn_at(n, p, gelu),
+    m.encoder.push_back({attention_at(n, p + "self_attn", c.heads, c.score), ffn_at(n, p, c.activation),
                          norm_at(n, p + "norm1"), norm_at(n, p + "norm2")});
   }
-  m.encoder_norm = norm_at(n, "transformer.encoder.norm");
+  if (c.final_norm) m.encoder_norm = norm_at(n, "transformer.encoder.norm");
   for (int64_t i = 0; i < c.decoder_layers; ++i) {
     std::string p = "transformer.decoder.layers." + std::to_string(i) + ".";
     m.decoder.push_back({attention_at(n, p + "self_attn", c.heads, c.score),
                          attention_at(n, p + "multihead_attn", c.heads, c.score),
-                         ffn_at(n, p, gelu), norm_at(n, p + "norm1"), norm_at(n, p + "norm2"),
+                         ffn_at(n, p, c.activation), norm_at(n, p + "norm1"), norm_at(n, p + "norm2"),
                          norm_at(n, p + "norm3")});
   }
-  m.decoder_norm = norm_at(n, "transformer.decoder.norm");
+  if (c.final_norm) m.decoder_norm = norm_at(n, "transformer.decoder.norm");
   m.generator = Linear{n.at("generator.weight"), n.at("generator.bias")};
 }
 

@@ -10,10 +10,12 @@ void prepare(FeedForward& f, Precision p, Use use) {
 }
 
 Var forward(const FeedForward& f, const Var& x, const Context& ctx) {
-  // h = max(0, x W_1 + b_1)                                    [batch, len, d_ff]
+  // h = max(0, x W_1 + b_1), or GELU(x W_1 + b_1), or swish     [batch, len, d_ff]
   Var h;
-  if (f.gelu)
+  if (f.activation == Activation::gelu)
     h = apply_dropout(gelu(forward(f.linear1, x)), ctx);
+  else if (f.activation == Activation::swish)
+    h = apply_dropout(swish(forward(f.linear1, x)), ctx);
   else if (ctx.training && ctx.dropout > 0.0f)  // bias, ReLU and dropout in one pass after x W_1
     h = linear_dropout(x, f.linear1.W, f.linear1.b, true, ctx.dropout, *ctx.rng, true, f.linear1.form);
   else

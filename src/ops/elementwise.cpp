@@ -147,6 +147,16 @@ Var gelu(const Var& x) {
       });
 }
 
+// y = x s(x), s = 1/(1+e^-x);  dx = dy s(x) (1 + x (1 - s(x)))
+Var swish(const Var& x) {
+  return unary(
+      x, [](float v) { return v / (1.0f + std::exp(-v)); },
+      [](float v, float) {
+        const float s = 1.0f / (1.0f + std::exp(-v));
+        return s * (1.0f + v * (1.0f - s));
+      });
+}
+
 // y = tanh(x);  dx = dy (1 - y^2)
 Var tanh(const Var& x) {
   return unary(x, [](float v) { return std::tanh(v); }, [](float, float y) { return 1.0f - y * y; });

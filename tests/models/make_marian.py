@@ -8,7 +8,7 @@ save_pretrained writes them. --separate: two vocabularies (vocab.json for the so
 target_vocab.json for the target), as transformers' separate_vocabs.
 
 Usage (the reference venv, scripts/setup.sh): python make_marian.py OUT [--activation swish|gelu]
-       [--separate] [--d-model 32] [--layers 2] [--heads 2] [--ffn 64] [--vocab 200] [--seed 1]
+       [--separate] [--d-model 32] [--layers 2] [--heads 2] [--ffn 64] [--vocab 200] [--seed 1] [--spread 1.5]
 Prints the directory. Nothing is downloaded."""
 import argparse
 import json
@@ -67,6 +67,9 @@ def main():
     a.add_argument("--positions", type=int, default=128)
     a.add_argument("--seed", type=int, default=1)
     a.add_argument("--lines", type=int, default=2000)
+    a.add_argument("--spread", type=float, default=1.5,
+                   help="weight matrices ~ N(0, spread^2 / fan_in); 3 makes logits so large that float32 rounding "
+                        "alone moves a sentence's log-prob by 1e-3 (in transformers as in attn)")
     args = a.parse_args()
     os.makedirs(args.out, exist_ok=True)
     src = train_spm(lines_of(os.path.join(CORPUS, "train.en"), args.lines), os.path.join(args.out, "source"), args.vocab)
@@ -95,13 +98,13 @@ def main():
     torch.manual_seed(args.seed)
     model = MarianMTModel(config)
     # transformers' init (normal, init_std) makes every sentence one token repeated. Matrices drawn
-    # with std 3/sqrt(fan_in) (embeddings 1/sqrt(d_model)) give outputs that differ by sentence
-    # (still loops: the trained model of the tests is the realistic one), and a small bias of the
-    # output layer that is not zero, as a trained model's.
+    # with std spread/sqrt(fan_in) (embeddings 1/sqrt(d_model)) give outputs that differ by
+    # sentence (still loops: the trained model of the tests is the realistic one), and a small
+    # bias of the output layer that is not zero, as a trained model's.
     with torch.no_grad():
         for name, p in model.named_parameters():
             if p.dim() == 2 and "layer_norm" not in name:
-                p.normal_(0.0, (1.0 if "embed" in name else 3.0) / p.shape[1] ** 0.5)
+                p.normal_(0.0, (1.0 if "embed" in name else args.spread) / p.shape[1] ** 0.5)
         model.final_logits_bias.normal_(0.0, 0.1)
     model.eval()
     model.generation_config = GenerationConfig(

@@ -25,6 +25,7 @@ TEST(GradCheck, Activations) {
   Tensor a = random_tensor({3, 5}, 4, 2.0f);
   EXPECT_LE(grad_check("relu", {a}, [](const In& x) { return relu(x[0]); }), 1.0);
   EXPECT_LE(grad_check("gelu", {a}, [](const In& x) { return gelu(x[0]); }), 1.0);
+  EXPECT_LE(grad_check("swish", {a}, [](const In& x) { return swish(x[0]); }), 1.0);
   EXPECT_LE(grad_check("tanh", {a}, [](const In& x) { return tanh(x[0]); }), 1.0);
   EXPECT_LE(grad_check("sigmoid", {a}, [](const In& x) { return sigmoid(x[0]); }), 1.0);
 }

@@ -83,6 +83,7 @@ def main():
     fixture("gelu", F.gelu, [x])
     fixture("tanh", torch.tanh, [x])
     fixture("sigmoid", torch.sigmoid, [x])
+    fixture("swish", F.silu, [x])
     mask = torch.tensor([[[0, 1, 0, 0]], [[0, 1, 1, 0]]], dtype=torch.int32)
     fixture("masked_fill", lambda x, m: x.masked_fill(m.bool(), -3.0), [a, mask])
     for ta in (False, True):

@@ -75,6 +75,7 @@ TEST(TorchParity, Activations) {
   check_op("gelu", [](const In& x, auto&) { return gelu(x[0]); });
   check_op("tanh", [](const In& x, auto&) { return tanh(x[0]); });
   check_op("sigmoid", [](const In& x, auto&) { return sigmoid(x[0]); });
+  check_op("swish", [](const In& x, auto&) { return swish(x[0]); });
 }
 
 TEST(TorchParity, Matmul) {

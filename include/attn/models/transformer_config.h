@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "attn/nn/activation.h"
 #include "attn/nn/score_kind.h"
 
 namespace attn {
@@ -16,8 +17,10 @@ namespace attn {
 // The model family of a translation model (config.json's "model"): the Transformer, or seed 003's
 // RNN encoder-decoder (models/rnn_config.h, models/rnn_seq2seq.h). models/seq2seq.h holds either.
 enum class ModelKind { transformer, rnn };
-enum class Positions { sinusoidal, learned };
-enum class Activation { relu, gelu };
+// sinusoidal: §3.5's table, sin and cos interleaved (PE(pos, 2i) = sin, PE(pos, 2i+1) = cos);
+// sinusoidal_halves: the same angles with every sin in the first half and every cos in the second
+// (Marian's, tensor2tensor's and Hugging Face Marian's layout); learned: a trained table.
+enum class Positions { sinusoidal, learned, sinusoidal_halves };
 
 const char* name(ModelKind k);
 const char* name(Positions p);
@@ -42,6 +45,8 @@ struct TransformerConfig {
   bool tie_output = true;         // the output projection's weight is the target embedding
   Positions positions = Positions::sinusoidal;
   Activation activation = Activation::relu;
+  bool final_norm = true;         // a LayerNorm after each stack (nn.Transformer's); Marian's post-LN models have none
+  bool scale_embeddings = true;   // Embed(ids) sqrt(d_model) (§3.4); false: the embeddings as they are
   int64_t max_len = 1024;         // positions available
   int32_t pad_id = 0, bos_id = 1, eos_id = 2;
 

@@ -1,10 +1,11 @@
 // Position-wise feed-forward network (§3.3): FFN(x) = max(0, x W_1 + b_1) W_2 + b_2,
-// with GELU in place of ReLU as an option, and dropout on the inner activation (where PyTorch's
-// nn.TransformerEncoderLayer puts it).
+// with GELU or swish in place of ReLU as an option (nn/activation.h), and dropout on the inner
+// activation (where PyTorch's nn.TransformerEncoderLayer puts it).
 #pragma once
 
 #include <string>
 
+#include "attn/nn/activation.h"
 #include "attn/nn/layers.h"
 
 namespace attn {
@@ -12,7 +13,7 @@ namespace attn {
 struct FeedForward {
   Linear linear1;  // d_model -> d_ff
   Linear linear2;  // d_ff -> d_model
-  bool gelu = false;
+  Activation activation = Activation::relu;
 };
 
 Var forward(const FeedForward& f, const Var& x, const Context& ctx);

@@ -7,6 +7,8 @@
 
 namespace attn {
 
-Tensor sinusoid_table(int64_t max_len, int64_t d_model);  // [max_len, d_model]
+// [max_len, d_model]; halves: every sin in the first half, every cos in the second (Marian's
+// layout: PE(pos, i) = sin, PE(pos, ceil(d_model / 2) + i) = cos of the angle of 2i).
+Tensor sinusoid_table(int64_t max_len, int64_t d_model, bool halves = false);
 
 }  // namespace attn

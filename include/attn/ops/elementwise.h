@@ -16,6 +16,7 @@ Var scale(const Var& x, float s);     // s * x
 Var relu(const Var& x);
 // x * Phi(x), Phi the standard normal CDF (the exact erf form, PyTorch's default)
 Var gelu(const Var& x);
+Var swish(const Var& x);  // x sigmoid(x), PyTorch's SiLU
 // tanh(x)
 Var tanh(const Var& x);
 // 1 / (1 + exp(-x))
