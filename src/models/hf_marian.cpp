@@ -78,6 +78,38 @@ void moved(std::map<std::string, Tensor>& hf, std::map<std::string, Tensor>& out
   for (const char* part : {".weight", ".bias"}) out[to + part] = take(hf, from + part, source);
 }
 
+// A layer's sub-layers: transformers' name -> attn's (models/transformer.h), by stack.
+struct Part {
+  const char* hf;
+  const char* attn;
+  bool attention;  // q, k, v and out projections; else one weight and bias
+};
+const Part kEncoderParts[] = {{"self_attn", "self_attn", true},
+                              {"self_attn_layer_norm", "norm1", false},
+                              {"fc1", "linear1", false},
+                              {"fc2", "linear2", false},
+                              {"final_layer_norm", "norm2", false}};
+const Part kDecoderParts[] = {{"self_attn", "self_attn", true},
+                              {"self_attn_layer_norm", "norm1", false},
+                              {"encoder_attn", "multihead_attn", true},
+                              {"encoder_attn_layer_norm", "norm2", false},
+                              {"fc1", "linear1", false},
+                              {"fc2", "linear2", false},
+                              {"final_layer_norm", "norm3", false}};
+
+template <size_t N>
+void layers(std::map<std::string, Tensor>& hf, std::map<std::string, Tensor>& out, const std::string& stack,
+            int64_t count, const Part (&parts)[N], const std::string& source) {
+  for (int64_t i = 0; i < count; ++i) {
+    const std::string h = "model." + stack + ".layers." + std::to_string(i) + ".";
+    const std::string a = "transformer." + stack + ".layers." + std::to_string(i) + ".";
+    for (const Part& p : parts) {
+      if (p.attention) attention(hf, out, h + p.hf, a + p.attn, source);
+      else moved(hf, out, h + p.hf, a + p.attn, source);
+    }
+  }
+}
+
 }  // namespace
 
 bool is_hf_marian(const std::string& dir) {
@@ -145,24 +177,8 @@ std::map<std::string, Tensor> hf_marian_tensors(const TransformerConfig& c, std:
   if (c.tie_output) hf.erase("lm_head.weight");
   else out["generator.weight"] = take(hf, "lm_head.weight", source);
   out["generator.bias"] = take(hf, "final_logits_bias", source).reshape({c.tgt_vocab});
-  for (int64_t i = 0; i < c.encoder_layers; ++i) {
-    const std::string h = "model.encoder.layers." + std::to_string(i), a = "transformer.encoder.layers." + std::to_string(i);
-    attention(hf, out, h + ".self_attn", a + ".self_attn", source);
-    moved(hf, out, h + ".self_attn_layer_norm", a + ".norm1", source);
-    moved(hf, out, h + ".fc1", a + ".linear1", source);
-    moved(hf, out, h + ".fc2", a + ".linear2", source);
-    moved(hf, out, h + ".final_layer_norm", a + ".norm2", source);
-  }
-  for (int64_t i = 0; i < c.decoder_layers; ++i) {
-    const std::string h = "model.decoder.layers." + std::to_string(i), a = "transformer.decoder.layers." + std::to_string(i);
-    attention(hf, out, h + ".self_attn", a + ".self_attn", source);
-    moved(hf, out, h + ".self_attn_layer_norm", a + ".norm1", source);
-    attention(hf, out, h + ".encoder_attn", a + ".multihead_attn", source);
-    moved(hf, out, h + ".encoder_attn_layer_norm", a + ".norm2", source);
-    moved(hf, out, h + ".fc1", a + ".linear1", source);
-    moved(hf, out, h + ".fc2", a + ".linear2", source);
-    moved(hf, out, h + ".final_layer_norm", a + ".norm3", source);
-  }
+  layers(hf, out, "encoder", c.encoder_layers, kEncoderParts, source);
+  layers(hf, out, "decoder", c.decoder_layers, kDecoderParts, source);
   if (!hf.empty()) fail(source, ": tensor \"", hf.begin()->first, "\" is not part of a Marian model attn reads (",
                         hf.size(), " such tensors)");
   return out;
