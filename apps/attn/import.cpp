@@ -34,7 +34,10 @@ int run_import(int argc, char** argv) {
   const Transformer m = import_hf_marian(in);
   const std::string tmp = out + ".tmp-" + std::to_string(::getpid());
   try {
-    save_transformer(m, tmp, {{"imported_from", {{"format", "hf-marian"}, {"dir", fs::absolute(in).string()}}}});
+    nlohmann::json extra = {{"imported_from", {{"format", "hf-marian"}, {"dir", fs::absolute(in).string()}}}};
+    const std::vector<int32_t> suppressed = hf_suppressed_tokens(in);
+    if (!suppressed.empty()) extra["suppress_ids"] = suppressed;
+    save_transformer(m, tmp, extra);
   } catch (...) {
     fs::remove_all(tmp);
     throw;

@@ -185,10 +185,11 @@ std::string translate_key(const TranslateWork& w) {
   char key[512];
   std::snprintf(key, sizeof key,
                 "translate beam=%d n_best=%d alpha=%.17g max_len=%d a=%.17g b=%d min_len=%d no_repeat=%d rep=%.17g "
-                "cache=%d sampling=%d k=%d p=%.17g T=%.17g seed=%llu shortlist=%d",
+                "cache=%d sampling=%d k=%d p=%.17g T=%.17g seed=%llu shortlist=%d rules=%d eos_at_max=%d",
                 o.beam, o.n_best, o.length_penalty, o.max_len, o.max_len_a, o.max_len_b, o.min_len, o.no_repeat_ngram,
                 o.repetition_penalty, o.use_cache ? 1 : 0, s.on ? 1 : 0, s.top_k, s.top_p, s.temperature,
-                static_cast<unsigned long long>(s.seed), w.options.use_shortlist ? 1 : 0);
+                static_cast<unsigned long long>(s.seed), w.options.use_shortlist ? 1 : 0, static_cast<int>(o.rules),
+                o.eos_at_max_len ? 1 : 0);
   return key;
 }
 

@@ -48,6 +48,8 @@ void constrain_row(float* logp, int64_t V, const std::vector<int32_t>& history, 
   float eos_logp = logp[c.eos_id];
   if (c.no_repeat_ngram > 0) ban_repeated_ngrams(logp, V, history, c.no_repeat_ngram);
   if (static_cast<int64_t>(history.size()) < c.min_len) logp[c.eos_id] = kBanned;
+  for (int32_t t : c.suppressed)
+    if (t >= 0 && t < V) logp[t] = kBanned;
   bool any = false;
   for (int64_t v = 0; !any && v < V; ++v) any = std::isfinite(logp[v]);
   if (!any) logp[c.eos_id] = eos_logp;  // nothing may follow: the output ends

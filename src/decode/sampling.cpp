@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "attn/decode/constraints.h"
+#include "search_steps.h"
 #include "attn/error.h"
 #include "attn/parallel.h"
 
@@ -134,7 +135,7 @@ int32_t draw(const std::vector<std::pair<int32_t, double>>& dist, double u) {
 
 std::vector<std::vector<Hypothesis>> sample_translations(RowDecoder& decoder, const std::vector<int64_t>& max_lens,
                                                          const SearchOptions& o, const SentenceInputs& in) {
-  const Constraints constraints{o.min_len, o.no_repeat_ngram, o.repetition_penalty, decoder.eos_id};
+  const Constraints constraints = detail::constraints_of(o, decoder.eos_id);
   // n_best rows per sentence: row s * n_best + i is sample i of sentence s.
   std::vector<Sample> samples;
   std::vector<int64_t> rows;

@@ -15,11 +15,15 @@ double length_penalty(int64_t len, double alpha) {
   return std::pow((5.0 + static_cast<double>(len)) / 6.0, alpha);
 }
 
+double length_normaliser(int64_t len, double alpha, SearchRules rules) {
+  return rules == SearchRules::transformers ? std::pow(static_cast<double>(len), alpha) : length_penalty(len, alpha);
+}
+
 namespace {
 
 std::vector<std::vector<Hypothesis>> run_search(RowDecoder& decoder, const std::vector<int64_t>& max_lens,
                                                 const SearchOptions& o, const SentenceInputs& in) {
-  const Constraints constraints{o.min_len, o.no_repeat_ngram, o.repetition_penalty, decoder.eos_id};
+  const Constraints constraints = detail::constraints_of(o, decoder.eos_id);
   std::vector<detail::SentenceSearch> sentences;
   for (size_t i = 0; i < max_lens.size(); ++i)
     sentences.push_back(detail::start_sentence(static_cast<int64_t>(i), max_lens[i],
@@ -27,7 +31,7 @@ std::vector<std::vector<Hypothesis>> run_search(RowDecoder& decoder, const std::
   while (detail::search_step(decoder, sentences, o, constraints)) {
   }
   std::vector<std::vector<Hypothesis>> out;
-  for (const detail::SentenceSearch& s : sentences) out.push_back(detail::results(s, o.length_penalty, o.n_best));
+  for (const detail::SentenceSearch& s : sentences) out.push_back(detail::results(s, o));
   return out;
 }
 

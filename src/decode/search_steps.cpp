@@ -64,6 +64,40 @@ void top_k_rows(const Tensor& scores, int k, bool from_logits, int64_t first, st
   });
 }
 
+// One step of transformers' beam search for one sentence (decode/search.h's SearchRules), given
+// the 2k best tokens of every row of the step's log-probs; s.steps counts this step.
+void advance_transformers(SentenceSearch& s, const std::vector<TopK>& best, int k, double alpha, int32_t eos) {
+  std::vector<Candidate> cands;
+  for (size_t j = 0; j < s.alive.size(); ++j)
+    for (const auto& [value, token] : best[static_cast<size_t>(s.alive[j].row)])
+      if (value != -std::numeric_limits<float>::infinity())  // summed in float32, as transformers' beam_scores
+        cands.push_back({j, token, static_cast<double>(static_cast<float>(s.alive[j].logprob) + value)});
+  std::stable_sort(cands.begin(), cands.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.logprob > b.logprob; });
+  if (cands.size() > static_cast<size_t>(2 * k)) cands.resize(static_cast<size_t>(2 * k));  // topk(2K) of K x V
+  std::vector<Prefix> alive;
+  for (size_t rank = 0; rank < cands.size() && static_cast<int>(alive.size()) < k; ++rank) {
+    const Candidate& c = cands[rank];
+    const Prefix& parent = s.alive[c.parent];
+    if (c.token == eos) {
+      if (rank >= static_cast<size_t>(k)) continue;  // an eos below the K best is not kept
+      const int64_t len = static_cast<int64_t>(parent.tokens.size()) + 1;  // counting the eos
+      s.finished.push_back({parent.tokens, c.logprob,
+                            c.logprob / length_normaliser(len, alpha, SearchRules::transformers)});
+    } else {
+      Prefix p{parent.tokens, c.logprob, parent.row};
+      p.tokens.push_back(c.token);
+      alive.push_back(std::move(p));
+    }
+  }
+  std::stable_sort(s.finished.begin(), s.finished.end(),
+                   [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+  if (static_cast<int>(s.finished.size()) > k) s.finished.resize(static_cast<size_t>(k));
+  s.alive = std::move(alive);
+  // early_stopping=True: done once K are finished
+  s.done = static_cast<int>(s.finished.size()) >= k || s.alive.empty() || s.steps >= s.max_len;
+}
+
 // One step of torch_ref.py's beam_search for one sentence, given the k best tokens of every row
 // of the step's log-probs; s.steps counts this step.
 void advance(SentenceSearch& s, const std::vector<TopK>& best, int k, double alpha, int32_t eos) {
@@ -103,27 +137,50 @@ void advance(SentenceSearch& s, const std::vector<TopK>& best, int k, double alp
   s.done = beaten || s.alive.empty() || s.steps >= s.max_len;
 }
 
-// Whether a forced prefix or decode/constraints.h rewrites this step's log-probs.
-bool constrained(const std::vector<SentenceSearch>& sentences, const Constraints& c) {
-  bool prefixes = false;
-  for (const SentenceSearch& s : sentences) prefixes = prefixes || (!s.done && !s.prefix.empty());
-  return prefixes || c.any();
+// Whether this step ends an output at its maximum length with eos (SearchOptions::eos_at_max_len).
+bool eos_forced(const SentenceSearch& s, const Prefix& p, bool eos_at_max_len) {
+  return eos_at_max_len && static_cast<int64_t>(p.tokens.size()) + 1 >= s.max_len;
+}
+
+// Whether a forced prefix, a forced eos or decode/constraints.h rewrites this step's log-probs.
+bool constrained(const std::vector<SentenceSearch>& sentences, const Constraints& c, bool eos_at_max_len) {
+  bool forced = false;
+  for (const SentenceSearch& s : sentences) {
+    if (s.done) continue;
+    forced = forced || !s.prefix.empty();
+    for (const Prefix& p : s.alive) forced = forced || eos_forced(s, p, eos_at_max_len);
+  }
+  return forced || c.any();
 }
 
 // Rewrites the step's log-probs by the forced prefixes and decode/constraints.h; untouched when
 // neither applies, so the plain search stays exactly torch_ref.py's.
-void constrain(Tensor& logp, const std::vector<SentenceSearch>& sentences, const Constraints& c) {
-  if (!constrained(sentences, c)) return;
+void constrain(Tensor& logp, const std::vector<SentenceSearch>& sentences, const Constraints& c,
+               bool eos_at_max_len) {
+  if (!constrained(sentences, c, eos_at_max_len)) return;
   std::vector<const std::vector<int32_t>*> histories;
   std::vector<int32_t> forced;
   for (const SentenceSearch& s : sentences) {
     if (s.done) continue;
     for (const Prefix& p : s.alive) {
       histories.push_back(&p.tokens);
-      forced.push_back(p.tokens.size() < s.prefix.size() ? s.prefix[p.tokens.size()] : -1);
+      forced.push_back(p.tokens.size() < s.prefix.size() ? s.prefix[p.tokens.size()]
+                       : eos_forced(s, p, eos_at_max_len) ? c.eos_id
+                                                          : -1);
     }
   }
   constrain_rows(logp, histories, forced, c);
+  // a forced eos counts log-prob 0, as transformers' ForcedEOSTokenLogitsProcessor sets it
+  float* p = logp.data<float>();
+  const int64_t V = logp.size(1);
+  int64_t row = 0;
+  for (const SentenceSearch& s : sentences) {
+    if (s.done) continue;
+    for (const Prefix& q : s.alive) {
+      if (q.tokens.size() >= s.prefix.size() && eos_forced(s, q, eos_at_max_len)) p[row * V + c.eos_id] = 0.0f;
+      ++row;
+    }
+  }
 }
 
 }  // namespace
@@ -167,12 +224,14 @@ bool search_step(RowDecoder& decoder, std::vector<SentenceSearch>& sentences, co
   if (tokens.empty()) return false;
   // The k best of each row; straight from the logits when nothing rewrites the log-probs.
   std::vector<TopK> best(tokens.size());
-  if (decoder.step_logits && !constrained(sentences, constraints)) {
-    decoder.step_logits(tokens, [&](int64_t first, const Tensor& logits) { top_k_rows(logits, o.beam, true, first, best); });
+  const bool hf = o.rules == SearchRules::transformers;
+  const int proposals = hf ? 2 * o.beam : o.beam;  // each live prefix's
+  if (decoder.step_logits && !constrained(sentences, constraints, o.eos_at_max_len)) {
+    decoder.step_logits(tokens, [&](int64_t first, const Tensor& logits) { top_k_rows(logits, proposals, true, first, best); });
   } else {
     Tensor logp = decoder.step(tokens);  // [rows, tgt_vocab]
-    constrain(logp, sentences, constraints);
-    top_k_rows(logp, o.beam, false, 0, best);
+    constrain(logp, sentences, constraints, o.eos_at_max_len);
+    top_k_rows(logp, proposals, false, 0, best);
   }
   // Advance each sentence; the survivors' parents are the rows kept for the next step.
   std::vector<int64_t> rows;
@@ -181,7 +240,8 @@ bool search_step(RowDecoder& decoder, std::vector<SentenceSearch>& sentences, co
     if (s.done) continue;
     size_t before = s.alive.size();
     s.steps += 1;
-    advance(s, best, o.beam, o.length_penalty, decoder.eos_id);
+    if (hf) advance_transformers(s, best, o.beam, o.length_penalty, decoder.eos_id);
+    else advance(s, best, o.beam, o.length_penalty, decoder.eos_id);
     same_sources = same_sources && !s.done && s.alive.size() == before;
     if (s.done) continue;
     for (Prefix& p : s.alive) {
@@ -196,16 +256,26 @@ bool search_step(RowDecoder& decoder, std::vector<SentenceSearch>& sentences, co
   return true;
 }
 
-std::vector<Hypothesis> results(const SentenceSearch& s, double alpha, int n_best) {
+Constraints constraints_of(const SearchOptions& o, int32_t eos) {
+  Constraints c{o.min_len, o.no_repeat_ngram, o.repetition_penalty, eos};
+  c.suppressed = o.suppress;
+  return c;
+}
+
+std::vector<Hypothesis> results(const SentenceSearch& s, const SearchOptions& o) {
   std::vector<Hypothesis> out = s.finished;
-  if (out.empty()) {
+  // attn: the live prefixes stand in when nothing finished; transformers' finalize: they compete
+  // when fewer than K finished
+  const bool hf = o.rules == SearchRules::transformers;
+  if (out.empty() || (hf && static_cast<int>(out.size()) < o.beam)) {
     for (const Prefix& p : s.alive)
       out.push_back({p.tokens, p.logprob,
-                     p.logprob / length_penalty(static_cast<int64_t>(p.tokens.size()), alpha), false});
+                     p.logprob / length_normaliser(static_cast<int64_t>(p.tokens.size()), o.length_penalty, o.rules),
+                     false});
     std::stable_sort(out.begin(), out.end(),
                      [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
   }
-  if (static_cast<int>(out.size()) > n_best) out.resize(static_cast<size_t>(n_best));
+  if (static_cast<int>(out.size()) > o.n_best) out.resize(static_cast<size_t>(o.n_best));
   return out;
 }
 

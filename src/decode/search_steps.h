@@ -47,7 +47,11 @@ int64_t max_len_of(int64_t positions, int64_t source_len, size_t prefix_len, con
 bool search_step(RowDecoder& decoder, std::vector<SentenceSearch>& sentences, const SearchOptions& o,
                  const Constraints& constraints);
 
-// The n best at the end; the live prefixes stand in when nothing finished.
-std::vector<Hypothesis> results(const SentenceSearch& s, double alpha, int n_best);
+// The rules of decode/constraints.h that `o` asks for.
+Constraints constraints_of(const SearchOptions& o, int32_t eos);
+
+// The n best at the end; the live prefixes stand in when nothing finished (transformers' rules:
+// when fewer than K finished, they compete with the finished ones).
+std::vector<Hypothesis> results(const SentenceSearch& s, const SearchOptions& o);
 
 }  // namespace attn::detail

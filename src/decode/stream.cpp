@@ -51,7 +51,7 @@ SearchStream::SearchStream(const Transformer& m, const SearchOptions& options) :
   check(options.use_cache, "search stream: sentences join the cached decoder only");
   s_->model = &m;
   s_->options = options;
-  s_->constraints = {options.min_len, options.no_repeat_ngram, options.repetition_penalty, m.config.eos_id};
+  s_->constraints = detail::constraints_of(options, m.config.eos_id);
 }
 
 SearchStream::~SearchStream() = default;
@@ -85,7 +85,7 @@ std::vector<StreamResult> SearchStream::step() {
   size_t kept = 0;
   for (size_t i = 0; i < s.live.size(); ++i) {
     if (s.live[i].done) {
-      done.push_back({s.live_ids[i], detail::results(s.live[i], s.options.length_penalty, s.options.n_best)});
+      done.push_back({s.live_ids[i], detail::results(s.live[i], s.options)});
       continue;
     }
     if (kept != i) {

@@ -78,7 +78,14 @@ std::vector<OptionField> make_fields() {
   f.back().short_name = "beam";
   f.push_back(real("length_penalty", "--length-penalty", 0, 100,
                    [](TranslateOptions& o) -> Slot { return &o.search.length_penalty; }, "",
-                   "alpha of the GNMT length penalty ((5+len)/6)^alpha"));
+                   "alpha of the GNMT length penalty ((5+len)/6)^alpha (transformers' rules: len^alpha)"));
+  f.push_back(choice("search_rules", "--search-rules", {"attn", "transformers"},
+                     [](TranslateOptions& o) -> Slot { return &o.search.rules; }, "",
+                     "whose beam search: attn's, or transformers' generate() with early_stopping (the 2K best "
+                     "candidates, score logprob / len^alpha, stop at K finished): for models imported from Hugging "
+                     "Face, with --length-penalty 1 (docs/models.md)"));
+  f.push_back(on_off("eos_at_max_len", "--eos-at-max-len", [](TranslateOptions& o) -> Slot { return &o.search.eos_at_max_len; },
+                     kLength, "an output that reaches the maximum length ends with eos (transformers' forced_eos_token_id)"));
   f.push_back(whole("num_hypotheses", "--n-best", 1, 1024, [](TranslateOptions& o) -> Slot { return &o.search.n_best; },
                     "", "print the N best as 'i ||| ids ||| score' lines (i from 0; score: log-prob over the length "
                         "penalty); with sampling, N samples"));
@@ -160,7 +167,7 @@ std::string shown(const Slot& s) {
           return buf;
         } else if constexpr (std::is_same_v<V, bool>) {
           return *p ? "on" : "off";
-        } else if constexpr (std::is_same_v<V, OnLong> || std::is_same_v<V, AlignmentKind>) {
+        } else if constexpr (std::is_same_v<V, OnLong> || std::is_same_v<V, AlignmentKind> || std::is_same_v<V, SearchRules>) {
           return std::to_string(static_cast<int>(*p));
         } else {
           return std::to_string(*p);
@@ -266,7 +273,7 @@ void TranslateOptionsBuilder::set(const OptionField& f, const std::string& text)
           std::visit(
               [&](auto* p) {
                 using V = std::remove_pointer_t<decltype(p)>;
-                if constexpr (std::is_same_v<V, OnLong> || std::is_same_v<V, AlignmentKind>) *p = static_cast<V>(i);
+                if constexpr (std::is_same_v<V, OnLong> || std::is_same_v<V, AlignmentKind> || std::is_same_v<V, SearchRules>) *p = static_cast<V>(i);
               },
               f.slot(o_));
           given_.insert(f.key);

@@ -37,6 +37,25 @@ std::string long_line_warning(const SourceLine& line, const std::string& where, 
   return "";
 }
 
+namespace {
+
+// config.json's "suppress_ids": token ids in the target vocabulary, or an error naming the file.
+std::vector<int32_t> suppress_ids(const nlohmann::json& config, const std::string& source) {
+  std::vector<int32_t> ids;
+  if (!config.contains("suppress_ids")) return ids;
+  const nlohmann::json& j = config["suppress_ids"];
+  check(j.is_array(), source, ": \"suppress_ids\" must be a list of token ids, got ", j.dump());
+  const int64_t vocab = config.value("tgt_vocab", int64_t{0});
+  for (const nlohmann::json& t : j) {
+    check(t.is_number_integer() && t.get<int64_t>() >= 0 && t.get<int64_t>() < vocab, source,
+          ": \"suppress_ids\" holds ", t.dump(), ", not a token id of the target vocabulary of ", vocab);
+    ids.push_back(t.get<int32_t>());
+  }
+  return ids;
+}
+
+}  // namespace
+
 uint64_t sampling_key(int64_t number, size_t piece) { return (static_cast<uint64_t>(number - 1) << 20) | piece; }
 
 Translator::Translator(const TranslatorOptions& options) : dirs_(options.models), weights_(options.weights) {
@@ -44,7 +63,9 @@ Translator::Translator(const TranslatorOptions& options) : dirs_(options.models)
   models_.reserve(dirs_.size());
   for (const std::string& dir : dirs_) {
     bool text = options.vocabulary == Vocabulary::text;
-    if (options.vocabulary == Vocabulary::as_stored) text = read_json_file(dir + "/config.json").contains("tokenizer");
+    const nlohmann::json config = read_json_file(dir + "/config.json");
+    if (options.vocabulary == Vocabulary::as_stored) text = config.contains("tokenizer");
+    for (int32_t t : suppress_ids(config, dir + "/config.json")) suppress_.push_back(t);
     if (!text) {
       models_.push_back(load_seq2seq(dir));
     } else {
@@ -171,6 +192,8 @@ std::vector<std::vector<Hypothesis>> Translator::search(const std::vector<Source
   const std::vector<EnsembleMember> members = this->members();
   const Shortlist* list = o.use_shortlist ? shortlist() : nullptr;
   const Seq2SeqCommon c = config();
+  SearchOptions search = o.search;
+  search.suppress.insert(search.suppress.end(), suppress_.begin(), suppress_.end());
   for (const auto& group : groups) {
     std::vector<std::vector<int32_t>> sources;
     SentenceInputs inputs;
@@ -185,8 +208,8 @@ std::vector<std::vector<Hypothesis>> Translator::search(const std::vector<Source
     if (list)
       for (size_t i = 0; i < sources.size(); ++i)
         inputs.allowed.push_back(shortlist_vocabulary(*list, {sources[i]}, {inputs.prefixes[i], {c.eos_id}}, c.tgt_vocab));
-    std::vector<std::vector<Hypothesis>> out = members.empty() ? attn::search(model(), sources, o.search, inputs)
-                                                               : attn::search(members, sources, o.search, inputs);
+    std::vector<std::vector<Hypothesis>> out = members.empty() ? attn::search(model(), sources, search, inputs)
+                                                               : attn::search(members, sources, search, inputs);
     for (size_t j = 0; j < group.size(); ++j) parts[where[group[j]].first][where[group[j]].second] = std::move(out[j]);
   }
   std::vector<std::vector<Hypothesis>> out(window.size());

@@ -2,8 +2,11 @@
 (tests/models/make_marian.py: SentencePiece models trained on the shared corpus, OPUS-MT's
 vocabulary layout, random weights drawn wide enough that outputs are not degenerate): the
 imported model's teacher-forced log-probabilities of 200 test sentences equal transformers'
-(MarianMTModel on the same ids) within 1e-4 per sentence, for both activations (swish, gelu) and
-both vocabulary layouts (one shared vocab.json, separate source and target vocabularies).
+(MarianMTModel on the same ids) within 1e-4 per sentence, and its greedy and beam outputs
+(attn translate --search-rules transformers) equal model.generate's token for token (beam 4,
+early_stopping=True, the model's generation config: the pad never output, eos forced at the
+maximum length), for both activations (swish, gelu) and both vocabulary layouts (one shared
+vocab.json, separate source and target vocabularies).
 
 Runs in the reference venv (scripts/setup.sh --reference; ATTN_REF_VENV, default /work/venv-ref),
 re-executing itself there; exits 77 (ctest's "skipped") without it.
@@ -32,6 +35,7 @@ SHARED = os.environ.get("ATTN_SHARED_DIR", os.path.join(HERE, "..", "..", "..", 
 CORPUS = os.path.join(SHARED, "data", "mt-ende")
 SENTENCES = 200
 TOLERANCE = 1e-4
+MAX_LENGTH = 40  # generate()'s, the decoder's start token included: attn's --max-len 39
 
 
 def lines_of(path, n):
@@ -69,6 +73,50 @@ def attn_scores(attn, model_dir, sources, targets, work):
     return [float(x) for x in r.stdout.split()]
 
 
+def hf_outputs(model, sources, beam):
+    """generate()'s outputs as attn prints them: without the start token, the eos and the padding."""
+    eos, pad = model.config.eos_token_id, model.config.pad_token_id
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(sources), 20):
+            batch = sources[i:i + 20]
+            longest = max(len(s) for s in batch)
+            ids = torch.tensor([s + [pad] * (longest - len(s)) for s in batch])
+            mask = torch.tensor([[1] * len(s) + [0] * (longest - len(s)) for s in batch])
+            # synced_gpus=False: transformers would otherwise import torch.distributed.fsdp, which
+            # Debian's torch 1.13 cannot on Python 3.11
+            g = model.generate(input_ids=ids, attention_mask=mask, num_beams=beam, do_sample=False,
+                               early_stopping=True, length_penalty=1.0, max_length=MAX_LENGTH, synced_gpus=False)
+            for row in g.tolist():
+                row = row[1:]
+                out.append(row[:row.index(eos)] if eos in row else row)
+    return out
+
+
+def attn_outputs(attn, model_dir, sources, beam, work):
+    src = os.path.join(work, "gen.ids")
+    with open(src, "w") as f:
+        f.write("".join(" ".join(map(str, s)) + "\n" for s in sources))
+    r = subprocess.run([attn, "translate", "--model", model_dir, "--ids", "--input", src, "--beam", str(beam),
+                        "--search-rules", "transformers", "--length-penalty", "1", "--eos-at-max-len",
+                        "--max-len", str(MAX_LENGTH - 1), "--threads", "1"], check=True, capture_output=True, text=True)
+    return [[int(t) for t in line.split()] for line in r.stdout.splitlines()]
+
+
+def check_generation(attn, name, model, attn_dir, sources, work):
+    for beam in (1, 4):
+        ours, theirs = attn_outputs(attn, attn_dir, sources, beam, work), hf_outputs(model, sources, beam)
+        assert len(ours) == len(theirs) == len(sources), (len(ours), len(theirs))
+        same = sum(a == b for a, b in zip(ours, theirs))
+        distinct = len({tuple(t) for t in theirs})
+        ended = sum(len(t) < MAX_LENGTH - 2 for t in theirs)
+        print(f"{name}: beam {beam}: {same} of {len(sources)} outputs identical to generate()'s "
+              f"({distinct} distinct outputs, {ended} ended before the maximum length)")
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            assert a == b, f"{name} beam {beam} sentence {i + 1}:\n attn         {a}\n transformers {b}"
+        assert distinct > len(sources) // 4, f"{name}: the outputs are degenerate ({distinct} distinct)"
+
+
 def check_variant(attn, name, flags, work, en, de):
     hf_dir = make(os.path.join(work, name), *flags)
     attn_dir = os.path.join(work, name + "-attn")
@@ -85,6 +133,7 @@ def check_variant(attn, name, flags, work, en, de):
     print(f"{name}: {len(en)} sentences, mean log-prob {mean:.3f}, max |attn - transformers| {worst:.2e}")
     assert all(math.isfinite(x) for x in ours), name
     assert worst <= TOLERANCE, f"{name}: a log-prob differs by {worst:.2e} > {TOLERANCE}"
+    check_generation(attn, name, model, attn_dir, sources, work)
 
 
 def main():

@@ -42,9 +42,28 @@ struct SamplingOptions {
   uint64_t seed = 0;         // with the sentence's key, the sample's index and the step: the random stream
 };
 
+// Whose beam search: attn's (torch_ref.py's, above), or transformers' generate() with
+// early_stopping=True (generation/beam_search.py), so that a model imported from Hugging Face
+// gives its outputs token for token:
+//   - each live prefix proposes its 2K best next tokens; of all of them the 2K best are walked in
+//     order: an eos among the first K ranks joins the finished list, an eos ranked lower is
+//     dropped, any other token the new beam, until the beam holds K;
+//   - a finished output scores logprob / len^alpha (len counting the eos; alpha = 1 is
+//     transformers' default length_penalty), the K best kept;
+//   - a sentence stops when K are finished (or at max_len); one stopped at max_len with fewer than
+//     K finished ranks its live prefixes with them, each scored logprob / len^alpha.
+enum class SearchRules { attn, transformers };
+
 struct SearchOptions {
   int beam = 4;                 // K; 1 is greedy
   double length_penalty = 0.6;  // alpha
+  SearchRules rules = SearchRules::attn;
+  // The last token an output may have is eos (transformers' forced_eos_token_id): at the step
+  // that reaches max_len only eos may come, and it counts log-prob 0 (as transformers sets it).
+  bool eos_at_max_len = false;
+  // Tokens never output (transformers' bad_words_ids of one token: OPUS-MT's pad): their
+  // log-probs are -inf, the others' left as they are (not renormalised, as transformers does).
+  std::vector<int32_t> suppress;
   int max_len = 0;              // output tokens, eos included; 0: max_len_a x source length + max_len_b
   double max_len_a = 1.0;       // fairseq's form; the defaults are the paper's source length + 50
   int max_len_b = 50;
@@ -83,6 +102,8 @@ struct Hypothesis {
 
 // lp(len) = ((5 + len) / 6)^alpha  (Wu et al., 2016)
 double length_penalty(int64_t len, double alpha);
+// What a hypothesis of `len` tokens is divided by under `rules`: lp(len), or len^alpha.
+double length_normaliser(int64_t len, double alpha, SearchRules rules);
 
 // sources: token ids as the encoder takes them (eos included if the model expects it), each
 // non-empty. Returns per sentence up to n_best hypotheses, best first.

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -34,5 +35,10 @@ std::map<std::string, Tensor> hf_marian_tensors(const TransformerConfig& c, std:
 // dir/config.json and dir/model.safetensors (pytorch_model.bin is refused: save it with
 // safe_serialization=True).
 Transformer import_hf_marian(const std::string& dir);
+
+// The tokens dir/generation_config.json never lets generate() output (its bad_words_ids of one
+// token each: OPUS-MT's pad), for config.json's "suppress_ids"; none without the file. A
+// sequence of several tokens is an error naming the file (attn suppresses single tokens).
+std::vector<int32_t> hf_suppressed_tokens(const std::string& dir);
 
 }  // namespace attn

@@ -42,7 +42,7 @@ enum class OptionType { whole, real, choice, flag };
 
 // One option: its names, type, range and help. The value lives in TranslateOptions at `slot`.
 struct OptionField {
-  using Slot = std::variant<int*, double*, uint64_t*, bool*, OnLong*, AlignmentKind*>;
+  using Slot = std::variant<int*, double*, uint64_t*, bool*, OnLong*, AlignmentKind*, SearchRules*>;
 
   std::string key;                 // CTranslate2's keyword: Python's argument and a JSON field
   std::vector<std::string> also;   // more names of it for Python and JSON (max_length)

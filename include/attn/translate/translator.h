@@ -142,6 +142,9 @@ class Translator {
   std::vector<Seq2Seq> models_;
   std::vector<double> weights_;
   std::shared_ptr<const data::Tokenizer> tokenizer_;
+  // Tokens the models never output (config.json's "suppress_ids", e.g. an imported OPUS-MT
+  // model's pad), added to every search's SearchOptions::suppress.
+  std::vector<int32_t> suppress_;
   std::optional<Shortlist> shortlist_;
 };
 
