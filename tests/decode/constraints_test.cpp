@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -210,6 +211,65 @@ TEST(Lengths, OutputsCutOffAtTheLimitAreUnfinished) {
         }
       EXPECT_GT(finished, 0) << "beam " << beam << " sampling " << sampling;
     }
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// Suppressed tokens (SearchOptions::suppress, transformers' bad_words_ids) never appear, and the
+// outputs are what the search gives when those tokens' log-probs are -inf: the greedy path picks
+// the next best token where it picked a suppressed one.
+TEST(Suppress, SuppressedTokensNeverAppear) {
+  const Transformer& m = testing::fixture_model("post_shared_l2_h4");
+  const auto src = testing::fixture_ids("post_shared_l2_h4", "src.txt");
+  SearchOptions o;
+  o.beam = 1;
+  o.max_len = 20;
+  const auto plain = search(m, src, o);
+  std::map<int32_t, int> count;
+  for (const auto& h : plain)
+    for (int32_t t : h.front().tokens) ++count[t];
+  ASSERT_FALSE(count.empty());
+  // the two tokens output most often
+  std::vector<std::pair<int, int32_t>> by_count;
+  for (const auto& [t, n] : count) by_count.push_back({n, t});
+  std::sort(by_count.rbegin(), by_count.rend());
+  o.suppress = {by_count[0].second, by_count.size() > 1 ? by_count[1].second : by_count[0].second};
+  for (int beam : {1, 4}) {
+    o.beam = beam;
+    for (const auto& h : search(m, src, o))
+      for (int32_t t : h.front().tokens)
+        EXPECT_TRUE(t != o.suppress[0] && t != o.suppress[1]) << "beam " << beam << ": suppressed token " << t;
+  }
+}
+
+// eos_at_max_len (transformers' forced_eos_token_id): every output ends at the maximum length at
+// the latest with eos, which adds log-prob 0: greedy's tokens and log-prob equal those of the
+// search one step shorter without it.
+TEST(EosAtMaxLen, TheLastTokenIsEosAtLogProbZero) {
+  const Transformer& m = testing::fixture_model("post_shared_l2_h4");
+  const auto src = testing::fixture_ids("post_shared_l2_h4", "src.txt");
+  SearchOptions forced;
+  forced.beam = 1;
+  forced.max_len = 6;
+  forced.eos_at_max_len = true;
+  SearchOptions shorter = forced;
+  shorter.max_len = 5;
+  shorter.eos_at_max_len = false;
+  const auto a = search(m, src, forced), b = search(m, src, shorter);
+  int cut = 0;
+  for (size_t i = 0; i < src.size(); ++i) {
+    EXPECT_TRUE(a[i].front().finished) << "line " << i + 1;
+    EXPECT_LE(a[i].front().tokens.size(), 5u);
+    if (b[i].front().finished) continue;  // ended by itself before the limit
+    ++cut;
+    EXPECT_EQ(a[i].front().tokens, b[i].front().tokens) << "line " << i + 1;
+    EXPECT_NEAR(a[i].front().logprob, b[i].front().logprob, 1e-9) << "line " << i + 1;
+  }
+  EXPECT_GT(cut, 0) << "no output reached the limit: the check is void";
 }
 
 }  // namespace
