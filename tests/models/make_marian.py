@@ -106,6 +106,12 @@ def main():
             if p.dim() == 2 and "layer_norm" not in name:
                 p.normal_(0.0, (1.0 if "embed" in name else args.spread) / p.shape[1] ** 0.5)
         model.final_logits_bias.normal_(0.0, 0.1)
+        # the pad's embedding row stays 0, as nn.Embedding's padding_idx keeps it in a trained
+        # OPUS-MT model (CTranslate2's converter relies on it: its decoder starts from a zero embedding)
+        for table in {model.model.encoder.embed_tokens.weight.data_ptr(): model.model.encoder.embed_tokens,
+                      model.model.decoder.embed_tokens.weight.data_ptr(): model.model.decoder.embed_tokens}.values():
+            if pad < table.weight.shape[0]:
+                table.weight[pad].zero_()
     model.eval()
     model.generation_config = GenerationConfig(
         bad_words_ids=[[pad]], decoder_start_token_id=pad, eos_token_id=0, forced_eos_token_id=0,
