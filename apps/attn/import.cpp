@@ -20,7 +20,9 @@ int run_import(int argc, char** argv) {
   CLI::App args{"Reads a model directory another toolkit wrote and writes it as the attn model\n"
                 "directory MODEL_DIR (config.json + model.safetensors). Read today: Hugging Face\n"
                 "Marian (config.json with \"model_type\": \"marian\", model.safetensors), OPUS-MT's\n"
-                "models. Its outputs then equal transformers' (docs/models.md).",
+                "models. The model reads and writes token ids (text: to come); with --search-rules\n"
+                "transformers --length-penalty 1 --eos-at-max-len its outputs equal transformers'\n"
+                "generate() (docs/models.md).",
                 "attn import"};
   describe(args, "attn import opus-mt-en-de runs/opus-en-de");
   std::string in, out;
