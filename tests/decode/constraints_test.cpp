@@ -219,15 +219,12 @@ TEST(Lengths, OutputsCutOffAtTheLimitAreUnfinished) {
 namespace attn {
 namespace {
 
-// Suppressed tokens (SearchOptions::suppress, transformers' bad_words_ids) never appear, and the
-// outputs are what the search gives when those tokens' log-probs are -inf: the greedy path picks
-// the next best token where it picked a suppressed one.
+// Suppressed tokens (SearchOptions::suppress, transformers' bad_words_ids) never appear: the two
+// tokens greedy outputs most often, suppressed, are in no greedy or beam output.
 TEST(Suppress, SuppressedTokensNeverAppear) {
-  const Transformer& m = testing::fixture_model("post_shared_l2_h4");
-  const auto src = testing::fixture_ids("post_shared_l2_h4", "src.txt");
-  SearchOptions o;
-  o.beam = 1;
-  o.max_len = 20;
+  const Transformer& m = fixture_model(kModel);
+  const auto src = fixture_ids(kModel, "src.txt");
+  SearchOptions o = greedy(20);
   const auto plain = search(m, src, o);
   std::map<int32_t, int> count;
   for (const auto& h : plain)
@@ -250,11 +247,9 @@ TEST(Suppress, SuppressedTokensNeverAppear) {
 // the latest with eos, which adds log-prob 0: greedy's tokens and log-prob equal those of the
 // search one step shorter without it.
 TEST(EosAtMaxLen, TheLastTokenIsEosAtLogProbZero) {
-  const Transformer& m = testing::fixture_model("post_shared_l2_h4");
-  const auto src = testing::fixture_ids("post_shared_l2_h4", "src.txt");
-  SearchOptions forced;
-  forced.beam = 1;
-  forced.max_len = 6;
+  const Transformer& m = fixture_model(kModel);
+  const auto src = fixture_ids(kModel, "src.txt");
+  SearchOptions forced = greedy(6);
   forced.eos_at_max_len = true;
   SearchOptions shorter = forced;
   shorter.max_len = 5;
