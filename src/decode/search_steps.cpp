@@ -64,16 +64,33 @@ void top_k_rows(const Tensor& scores, int k, bool from_logits, int64_t first, st
   });
 }
 
-// One step of transformers' beam search for one sentence (decode/search.h's SearchRules), given
-// the 2k best tokens of every row of the step's log-probs; s.steps counts this step.
-void advance_transformers(SentenceSearch& s, const std::vector<TopK>& best, int k, double alpha, int32_t eos) {
+// Every live prefix's proposals of `best` (banned tokens, -inf, left out: decode/constraints.h),
+// best total log-prob first (stable: ties keep proposal order). float32_sums: each total is
+// summed in float32, as transformers' beam_scores; otherwise in double, as torch_ref.py.
+std::vector<Candidate> sorted_candidates(const SentenceSearch& s, const std::vector<TopK>& best, bool float32_sums) {
   std::vector<Candidate> cands;
   for (size_t j = 0; j < s.alive.size(); ++j)
     for (const auto& [value, token] : best[static_cast<size_t>(s.alive[j].row)])
-      if (value != -std::numeric_limits<float>::infinity())  // summed in float32, as transformers' beam_scores
-        cands.push_back({j, token, static_cast<double>(static_cast<float>(s.alive[j].logprob) + value)});
+      if (value != -std::numeric_limits<float>::infinity())
+        cands.push_back({j, token,
+                         float32_sums ? static_cast<double>(static_cast<float>(s.alive[j].logprob) + value)
+                                      : s.alive[j].logprob + static_cast<double>(value)});
   std::stable_sort(cands.begin(), cands.end(),
                    [](const Candidate& a, const Candidate& b) { return a.logprob > b.logprob; });
+  return cands;
+}
+
+// The finished list keeps its k best by score.
+void keep_best_finished(SentenceSearch& s, int k) {
+  std::stable_sort(s.finished.begin(), s.finished.end(),
+                   [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+  if (static_cast<int>(s.finished.size()) > k) s.finished.resize(static_cast<size_t>(k));
+}
+
+// One step of transformers' beam search for one sentence (decode/search.h's SearchRules), given
+// the 2k best tokens of every row of the step's log-probs; s.steps counts this step.
+void advance_transformers(SentenceSearch& s, const std::vector<TopK>& best, int k, double alpha, int32_t eos) {
+  std::vector<Candidate> cands = sorted_candidates(s, best, true);
   if (cands.size() > static_cast<size_t>(2 * k)) cands.resize(static_cast<size_t>(2 * k));  // topk(2K) of K x V
   std::vector<Prefix> alive;
   for (size_t rank = 0; rank < cands.size() && static_cast<int>(alive.size()) < k; ++rank) {
@@ -90,9 +107,7 @@ void advance_transformers(SentenceSearch& s, const std::vector<TopK>& best, int 
       alive.push_back(std::move(p));
     }
   }
-  std::stable_sort(s.finished.begin(), s.finished.end(),
-                   [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
-  if (static_cast<int>(s.finished.size()) > k) s.finished.resize(static_cast<size_t>(k));
+  keep_best_finished(s, k);
   s.alive = std::move(alive);
   // early_stopping=True: done once K are finished
   s.done = static_cast<int>(s.finished.size()) >= k || s.alive.empty() || s.steps >= s.max_len;
@@ -102,13 +117,7 @@ void advance_transformers(SentenceSearch& s, const std::vector<TopK>& best, int 
 // of the step's log-probs; s.steps counts this step.
 void advance(SentenceSearch& s, const std::vector<TopK>& best, int k, double alpha, int32_t eos) {
   // Each live prefix proposes its k best next tokens.
-  std::vector<Candidate> cands;
-  for (size_t j = 0; j < s.alive.size(); ++j)
-    for (const auto& [value, token] : best[static_cast<size_t>(s.alive[j].row)])
-      if (value != -std::numeric_limits<float>::infinity())  // banned (decode/constraints.h)
-        cands.push_back({j, token, s.alive[j].logprob + static_cast<double>(value)});
-  std::stable_sort(cands.begin(), cands.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.logprob > b.logprob; });
+  const std::vector<Candidate> cands = sorted_candidates(s, best, false);
   // Walked in order: eos -> finished, else -> the new beam, until it holds k.
   std::vector<Prefix> alive;
   for (const Candidate& c : cands) {
@@ -123,9 +132,7 @@ void advance(SentenceSearch& s, const std::vector<TopK>& best, int k, double alp
     }
     if (static_cast<int>(alive.size()) == k) break;
   }
-  std::stable_sort(s.finished.begin(), s.finished.end(),
-                   [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
-  if (static_cast<int>(s.finished.size()) > k) s.finished.resize(static_cast<size_t>(k));
+  keep_best_finished(s, k);
   s.alive = std::move(alive);
   // An unfinished prefix can only lose log-prob; with alpha > 0 its penalty can still grow.
   double best_possible = -1e30;
