@@ -73,8 +73,8 @@ std::vector<std::unique_ptr<serve::ServedModel>> tiny_models() {
   t.d_model = 8, t.heads = 2, t.encoder_layers = t.decoder_layers = 1, t.d_ff = 16, t.max_len = 16;
   std::vector<Seq2Seq> transformer = {make_seq2seq(t, 1)};
   prepare(transformer.front(), Precision::fp32, Use::inference);
-  text->translator.emplace(std::move(transformer), std::make_shared<const data::Tokenizer>(std::move(tokenizer)),
-                          std::vector<std::string>{"en-de"});
+  auto shared = std::make_shared<const data::Tokenizer>(std::move(tokenizer));
+  text->translator.emplace(std::move(transformer), Tokenizers{shared, shared}, std::vector<std::string>{"en-de"});
   models.push_back(std::move(text));
   auto ids = served("ids");
   RnnConfig r;
@@ -82,7 +82,7 @@ std::vector<std::unique_ptr<serve::ServedModel>> tiny_models() {
   r.d_model = 8, r.max_len = 16;
   std::vector<Seq2Seq> rnn = {make_seq2seq(r, 2)};
   prepare(rnn.front(), Precision::fp32, Use::inference);
-  ids->translator.emplace(std::move(rnn), nullptr, std::vector<std::string>{"ids"});
+  ids->translator.emplace(std::move(rnn), Tokenizers{}, std::vector<std::string>{"ids"});
   models.push_back(std::move(ids));
   auto cls = served("cls");
   ClassifierConfig c;

@@ -64,7 +64,7 @@ nlohmann::json attend_doc(const AttendRequest& f) {
   if (!f.ids) text_model.emplace(load_translation_model(f.model));
   Seq2Seq m = f.ids ? load_seq2seq(f.model) : text_model->model;
   prepare(m, Precision::fp32, Use::inference);
-  return translation_doc(m, f.ids ? nullptr : &text_model->tokenizer, f);
+  return translation_doc(m, f.ids ? Tokenizers{} : text_model->tokenizers, f);
 }
 
 }  // namespace

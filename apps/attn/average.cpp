@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "args.h"
+#include "attn/decode/text.h"
 #include "attn/error.h"
 #include "attn/io/io.h"
 #include "attn/models/classifier_dir.h"
@@ -54,10 +55,10 @@ int run_average(int argc, char** argv) {
   Seq2Seq m = seq2seq_from_tensors(c, std::move(mean), source);
   nlohmann::json extra = nlohmann::json::object();
   if (config.contains("tokenizer")) {
-    std::string tok = config["tokenizer"].get<std::string>();
     std::filesystem::create_directories(out);
-    io::write_file_atomic(out + "/" + tok, io::read_file(dir + "/" + tok));
-    extra["tokenizer"] = tok;
+    for (const std::string& tok : tokenizer_files(config))
+      io::write_file_atomic(out + "/" + tok, io::read_file(dir + "/" + tok));
+    extra["tokenizer"] = config["tokenizer"];
   }
   extra["training"] = {{"averaged", chosen}};
   save_seq2seq(m, out, extra);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "attn/decode/text.h"
 #include "attn/error.h"
 #include "attn/io/atomic_file.h"
 #include "attn/io/io.h"
@@ -65,11 +66,9 @@ void write_converted(const std::string& in, const nlohmann::json& config, const 
   nlohmann::json out = config;
   out["precision"] = precision_name(p);
   if (p == Precision::int8) out["int8_weight_max"] = qmax;
-  for (const char* key : {"tokenizer", "vocab"})  // the files config.json names
-    if (config.contains(key) && config[key].is_string()) {
-      const std::string name = config[key].get<std::string>();
-      io::write_file_atomic(tmp + "/" + name, io::read_file(in + "/" + name));
-    }
+  std::vector<std::string> files = tokenizer_files(config);  // the files config.json names
+  if (config.contains("vocab") && config["vocab"].is_string()) files.push_back(config["vocab"].get<std::string>());
+  for (const std::string& name : files) io::write_file_atomic(tmp + "/" + name, io::read_file(in + "/" + name));
   const auto tensors = io::load_safetensors_copied(in + "/model.safetensors");
   io::save_safetensors(tmp + "/model.safetensors", to_stored_precision(tensors, p, qmax),
                        {{"format", "pt"}, {"producer", "attn"}, {"precision", precision_name(p)}});

@@ -18,11 +18,11 @@ namespace fs = std::filesystem;
 
 int run_import(int argc, char** argv) {
   CLI::App args{"Reads a model directory another toolkit wrote and writes it as the attn model\n"
-                "directory MODEL_DIR (config.json + model.safetensors). Read today: Hugging Face\n"
-                "Marian (config.json with \"model_type\": \"marian\", model.safetensors), OPUS-MT's\n"
-                "models. The model reads and writes token ids (text: to come); with --search-rules\n"
-                "transformers --length-penalty 1 --eos-at-max-len its outputs equal transformers'\n"
-                "generate() (docs/models.md).",
+                "directory MODEL_DIR. Read today: Hugging Face Marian (config.json with \"model_type\":\n"
+                "\"marian\", model.safetensors), OPUS-MT's models: the weights, the tokenizer\n"
+                "(source.spm, target.spm, vocab.json) and generation_config.json's search, which\n"
+                "becomes the model's default, so that `attn translate --model MODEL_DIR` gives\n"
+                "transformers' generate() outputs (docs/models.md).",
                 "attn import"};
   describe(args, "attn import opus-mt-en-de runs/opus-en-de");
   std::string in, out;
@@ -37,9 +37,13 @@ int run_import(int argc, char** argv) {
   const std::string tmp = out + ".tmp-" + std::to_string(::getpid());
   try {
     nlohmann::json extra = {{"imported_from", {{"format", "hf-marian"}, {"dir", fs::absolute(in).string()}}}};
-    const std::vector<int32_t> suppressed = hf_suppressed_tokens(in);
-    if (!suppressed.empty()) extra["suppress_ids"] = suppressed;
+    const HfGeneration g = hf_generation(in, m.config);
+    if (!g.suppressed.empty()) extra["suppress_ids"] = g.suppressed;
+    extra["translate_defaults"] = g.translate_defaults;
+    const HfTokenizer t = hf_marian_tokenizer(in);
+    if (!t.entry.is_null()) extra["tokenizer"] = t.entry;
     save_transformer(m, tmp, extra);
+    for (const std::string& f : t.files) fs::copy_file(in + "/" + f, tmp + "/" + f);
   } catch (...) {
     fs::remove_all(tmp);
     throw;

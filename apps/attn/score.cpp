@@ -80,15 +80,15 @@ int run_score(int argc, char** argv) {
   to.vocabulary = ids ? Vocabulary::ids : Vocabulary::text;
   to.weights = parse_weights(weights_flag, model_dirs.size(), "--weights");
   const Translator translator(to);
-  const data::Tokenizer* tokenizer = translator.tokenizer();
+  const Tokenizers& tokenizers = translator.tokenizers();
   Seq2SeqCommon config = translator.config();
   for (const Seq2Seq& m : translator.models()) {  // ids every model can read
     config.src_vocab = std::min(config.src_vocab, m.common().src_vocab);
     config.max_len = std::min(config.max_len, m.common().max_len);
   }
-  auto sources = tokenizer ? encode_score_lines(data::read_lines(src_path), src_path, *tokenizer, config.eos_id, config.max_len)
+  auto sources = tokenizers ? encode_score_lines(data::read_lines(src_path), src_path, *tokenizers.source, config.eos_id, config.max_len)
                            : read_id_file(src_path, config.src_vocab, config.max_len);
-  auto targets = tokenizer ? encode_score_lines(data::read_lines(tgt_path), tgt_path, *tokenizer, -1, config.max_len)
+  auto targets = tokenizers ? encode_score_lines(data::read_lines(tgt_path), tgt_path, *tokenizers.target, -1, config.max_len)
                            : read_id_file(tgt_path, config.tgt_vocab, config.max_len - 1);  // bos goes first
   check(sources.size() == targets.size(), "line counts differ: --src ", src_path, " has ",
         sources.size(), " lines, --tgt ", tgt_path, " has ", targets.size());

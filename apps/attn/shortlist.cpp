@@ -52,9 +52,8 @@ int run_shortlist(int argc, char** argv) {
   std::optional<TranslationModel> text_model;
   if (!ids) text_model.emplace(load_translation_model(model));
   const Seq2SeqCommon c = text_model ? text_model->model.common() : load_seq2seq(model).common();
-  const data::Tokenizer* tokenizer = text_model ? &text_model->tokenizer : nullptr;
-  const auto sources = read_side(corpus[0], tokenizer, c.src_vocab);
-  const auto targets = read_side(corpus[1], tokenizer, c.tgt_vocab);
+  const auto sources = read_side(corpus[0], text_model ? text_model->tokenizers.source.get() : nullptr, c.src_vocab);
+  const auto targets = read_side(corpus[1], text_model ? text_model->tokenizers.target.get() : nullptr, c.tgt_vocab);
   check(sources.size() == targets.size(), "--corpus: ", corpus[0], " has ", sources.size(), " lines, ", corpus[1],
         " has ", targets.size());
   const Shortlist s = build_shortlist(sources, targets, c.src_vocab, c.tgt_vocab, o);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "attn/runtime.h"
 #include "translate_flags.h"
 #include "attn/translate/file.h"
+#include "attn/translate/model_defaults.h"
 
 namespace attn::cli {
 
@@ -82,6 +84,9 @@ bool parse_translate_flags(int argc, char** argv, TranslateFlags& f) {
   TranslateOptionsBuilder options(flag_name);
   add_option_flags(args, options);
   if (!parse(args, argc, argv)) return false;
+  // the first model's own defaults (an imported model's search), where no flag gives the option
+  if (!f.models.empty() && std::filesystem::exists(f.models.front() + "/config.json"))
+    options.defaults_from(translate_defaults(f.models.front()));
   f.options = options.finish();
   check(args.count("--weights") == 0 || !f.weights.empty(), "--weights needs a value");
   check(format == "text" || format == "jsonl", "--output-format must be text or jsonl, got '", format, "'");

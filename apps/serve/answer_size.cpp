@@ -21,7 +21,7 @@ size_t source_tokens(const ServedModel& m, const AttendRequest& r) {
     return n + 1;  // eos
   }
   if (m.classifier) return static_cast<size_t>(m.classifier->model.config.pad_size);
-  return m.tokenizer()->encode(r.src).size() + 1;
+  return m.tokenizers().source->encode(r.src).size() + 1;
 }
 
 // A stack of `layers` x `heads` maps of queries x keys (one layer or head when `layer` or `head`

@@ -17,7 +17,7 @@ nlohmann::json attention_of(const ServedModel& m, const TranslateWork& w, size_t
   r.ids = !w.tokenized;
   r.search = w.options.search;
   r.search.n_best = 1;
-  return translation_doc(m.seq2seq(), w.tokenized ? m.tokenizer() : nullptr, r);
+  return translation_doc(m.seq2seq(), w.tokenized ? m.tokenizers() : Tokenizers{}, r);
 }
 
 }  // namespace
@@ -112,7 +112,7 @@ void attention_batch(const ServedModel& m, const std::vector<std::shared_ptr<Job
     const AttentionWork& w = std::get<AttentionWork>(job->work);
     try {
       const nlohmann::json doc = m.classifier ? classifier_doc(*m.classifier, w.request)
-                                              : translation_doc(m.seq2seq(), m.tokenizer(), w.request);
+                                              : translation_doc(m.seq2seq(), m.tokenizers(), w.request);
       if (w.html) job->finish({200, nullptr, attend_html(doc)});
       else job->finish({200, doc, ""});
     } catch (const Error& e) {

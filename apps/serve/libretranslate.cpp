@@ -17,7 +17,7 @@ Outcome Service::libretranslate(const nlohmann::json& body) {
   std::string name;
   size_t translation_models = 0;
   for (const auto& m : models_) {
-    if (m->classifier || !m->tokenizer()) continue;
+    if (m->classifier || !m->tokenizers()) continue;
     ++translation_models;
     if (m->name == source + "-" + target) name = m->name;
     if (source == "auto" && m->name.size() > target.size() + 1 &&
@@ -26,7 +26,7 @@ Outcome Service::libretranslate(const nlohmann::json& body) {
   }
   if (name.empty() && translation_models == 1)
     for (const auto& m : models_)
-      if (!m->classifier && m->tokenizer()) name = m->name;
+      if (!m->classifier && m->tokenizers()) name = m->name;
   if (name.empty()) throw HttpError(400, source + " -> " + target + " is not available (GET /languages)");
   const Outcome out = translate({{"model", name}, {"text", body["q"]}});
   if (out.status != 200) return out;
@@ -39,7 +39,7 @@ nlohmann::json Service::languages() const {
   std::map<std::string, std::vector<std::string>> targets;
   for (const auto& m : models_) {
     const size_t dash = m->name.find('-');
-    if (m->classifier || dash == std::string::npos || !m->tokenizer()) continue;
+    if (m->classifier || dash == std::string::npos || !m->tokenizers()) continue;
     targets[m->name.substr(0, dash)].push_back(m->name.substr(dash + 1));
   }
   nlohmann::json list = nlohmann::json::array();

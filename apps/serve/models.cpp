@@ -40,7 +40,7 @@ nlohmann::json ServedModel::describe() const {
   }
   const Seq2SeqCommon c = seq2seq().common();
   j["task"] = "translation";
-  j["input"] = tokenizer() ? "text" : "ids";  // a model without a tokenizer takes "ids" only
+  j["input"] = tokenizers() ? "text" : "ids";  // a model without a tokenizer takes "ids" only
   j["max_len"] = c.max_len;
   j["src_vocab"] = c.src_vocab;
   j["tgt_vocab"] = c.tgt_vocab;
@@ -62,9 +62,10 @@ std::unique_ptr<ServedModel> load_served_model(const ModelSpec& spec) {
   o.models = {spec.dir};
   o.precision = m->precision;
   m->translator.emplace(o);
-  if (const data::Tokenizer* tok = m->tokenizer())
-    for (int32_t id = 0; id < tok->vocab_size(); ++id)
-      m->token_json_bytes = std::max(m->token_json_bytes, nlohmann::json(tok->piece(id)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).size());
+  if (const Tokenizers tok = m->tokenizers())
+    for (const data::Tokenizer* side : {tok.source.get(), tok.target.get()})
+      for (int32_t id = 0; id < side->vocab_size(); ++id)
+        m->token_json_bytes = std::max(m->token_json_bytes, nlohmann::json(side->piece(id)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).size());
   return m;
 }
 

@@ -39,8 +39,8 @@ struct ServedModel {
   size_t token_json_bytes = 12;                // the longest piece of its vocabulary as JSON text (an id: 12)
 
   const Seq2Seq& seq2seq() const { return translator->model(); }
-  // Its SentencePiece model; null: token ids only.
-  const data::Tokenizer* tokenizer() const { return translator ? translator->tokenizer() : nullptr; }
+  // Its tokenizers; empty: token ids only.
+  Tokenizers tokenizers() const { return translator ? translator->tokenizers() : Tokenizers{}; }
 
   // "transformer", "rnn" or "classifier".
   std::string kind() const;

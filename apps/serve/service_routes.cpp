@@ -13,10 +13,12 @@ std::vector<std::vector<int32_t>> token_rows(const nlohmann::json& body, const S
                                              const std::string& ids_key, int64_t vocab, bool add_eos,
                                              const RequestLimits& limits) {
   if (body.contains(ids_key)) return ids_field(body, ids_key, vocab, limits);
-  if (!m.tokenizer()) throw HttpError(400, "model '" + m.name + "' has no tokenizer: send \"" + ids_key + "\"");
+  const Tokenizers tokenizers = m.tokenizers();
+  if (!tokenizers) throw HttpError(400, "model '" + m.name + "' has no tokenizer: send \"" + ids_key + "\"");
+  const data::Tokenizer& tok = add_eos ? *tokenizers.source : *tokenizers.target;  // the source gets the eos
   std::vector<std::vector<int32_t>> rows;
   for (const std::string& text : sentences_field(body, text_key, limits)) {
-    rows.push_back(m.tokenizer()->encode(text));
+    rows.push_back(tok.encode(text));
     if (add_eos) rows.back().push_back(m.seq2seq().common().eos_id);
   }
   return rows;
@@ -76,7 +78,7 @@ AttentionWork attention_work(const nlohmann::json& body, const ServedModel& m, c
   if (r.ids && (m.classifier || !body["ids"].is_array()))
     throw HttpError(400, "\"ids\" is an array of token ids, for a translation model");
   if (r.ids) r.src = format_ids(ids_field({{"ids", {body["ids"]}}}, "ids", m.seq2seq().common().src_vocab, limits)[0]);
-  else if (!m.tokenizer() && !m.classifier) throw HttpError(400, "model '" + m.name + "' has no tokenizer: send \"ids\"");
+  else if (!m.tokenizers() && !m.classifier) throw HttpError(400, "model '" + m.name + "' has no tokenizer: send \"ids\"");
   else r.src = sentences_field({{"text", string_field(body, "text", "", true)}}, "text", limits)[0];
   if (body.contains("target_ids") && r.ids)
     r.tgt = format_ids(ids_field({{"ids", {body["target_ids"]}}}, "ids", m.seq2seq().common().tgt_vocab, limits)[0]);

@@ -81,6 +81,7 @@ TranslateOptions parse_options(const nlohmann::json& body, const ServedModel& m)
   TranslateOptions o;
   try {
     for (const auto& [f, key] : fields) set_field(b, *f, key, body[key]);
+    b.defaults_from(m.translator->defaults());
     o = b.finish();
     if (body.contains("ids")) check_for_ids(o, names, "\"ids\"");
     m.translator->check_options(o, names);
@@ -113,7 +114,7 @@ void add_lines(TranslateWork& w, const nlohmann::json& body, const ServedModel& 
     }
     return;
   }
-  if (!t.tokenizer()) throw HttpError(400, "model '" + m.name + "' has no tokenizer: send token ids as \"ids\"");
+  if (!t.tokenizers()) throw HttpError(400, "model '" + m.name + "' has no tokenizer: send token ids as \"ids\"");
   for (std::string& text : sentences_field(body, "text", limits)) {
     const std::string where = "\"text\"[" + std::to_string(w.lines.size()) + "]";
     SourceLine line = t.text_line(text, first + static_cast<int64_t>(w.lines.size()), where, w.options.on_long);

@@ -94,6 +94,7 @@ TranslateOptions options_of(const Translator& t, const py::kwargs& options, int 
   }
   TranslateOptions o;
   as_value_error([&] {
+    b.defaults_from(t->defaults());
     o = b.finish();
     t->check_options(o, flag_of);
   });
@@ -125,7 +126,9 @@ std::string text_of(const py::handle& item, const std::string& name) {
   return text;
 }
 
-std::vector<int32_t> ids_of(const Translator& t, const py::handle& item, Kind kind, const std::string& name) {
+// `target`: pieces are the target vocabulary's (a target prefix), else the source's.
+std::vector<int32_t> ids_of(const Translator& t, const py::handle& item, Kind kind, const std::string& name,
+                            bool target = false) {
   std::vector<int32_t> ids;
   size_t j = 0;
   for (const py::handle& x : item) {
@@ -134,7 +137,7 @@ std::vector<int32_t> ids_of(const Translator& t, const py::handle& item, Kind ki
     if (kind == Kind::ids && !id) throw py::type_error(at + " must be an int (a token id), got " + type_name(x));
     if (kind == Kind::pieces && !py::isinstance<py::str>(x)) throw py::type_error(at + " must be a str (a piece), got " + type_name(x));
     if (kind == Kind::pieces) {
-      ids.push_back(t->text_tokenizer().piece_to_id(x.cast<std::string>()));
+      ids.push_back((target ? t->target_tokenizer() : t->source_tokenizer()).piece_to_id(x.cast<std::string>()));
       continue;
     }
     const py::int_ v = py::reinterpret_borrow<py::int_>(x);
@@ -176,7 +179,7 @@ std::vector<SourceLine> read_sources(const Translator& t, const TranslateOptions
     const Kind pk = kind_of(p, pname);
     const std::string pwhere = "target_prefix:" + std::to_string(number);
     lines.back().prefix = pk == Kind::text ? t->text_prefix(text_of(p, pname), pwhere, lines.back())
-                                           : t->ids_prefix(ids_of(t, p, pk, pname), pwhere, lines.back());
+                                           : t->ids_prefix(ids_of(t, p, pk, pname, true), pwhere, lines.back());
   }
   return lines;
 }
@@ -285,7 +288,9 @@ std::vector<std::vector<int32_t>> score_lines(const Translator& t, const py::lis
     else if (kind == Kind::text) throw py::type_error(at + " must be a list of int (ids) as " + name + "[0] is, got str");
     else ids.push_back(ids_of(t, lines[i], Kind::ids, at));
   }
-  return text ? encode_score_lines(texts, name, t->text_tokenizer(), eos, max_len) : ids;
+  // the sources get the eos and are the source vocabulary's; the targets the target's
+  return text ? encode_score_lines(texts, name, eos >= 0 ? t->source_tokenizer() : t->target_tokenizer(), eos, max_len)
+              : ids;
 }
 
 // max_batch_size is the library's table of scoring options (translate/score_options.h), named by

@@ -88,13 +88,15 @@ std::vector<std::string> token_strings(const data::Tokenizer* tok, const std::ve
 
 }  // namespace
 
-nlohmann::json translation_doc(const Seq2Seq& m, const data::Tokenizer* tok, const AttendRequest& f) {
+nlohmann::json translation_doc(const Seq2Seq& m, const Tokenizers& tokenizers, const AttendRequest& f) {
   const Seq2SeqCommon c = m.common();
+  const data::Tokenizer* tok = tokenizers.source.get();
+  const data::Tokenizer* target_tok = tokenizers.target.get();
   std::vector<int32_t> src = tok ? tok->encode(f.src) : parse_ids(f.src, c.src_vocab, "--src");
   if (tok) src.push_back(c.eos_id);  // the model's source is x + eos, as in training
   check(!src.empty(), "--src is empty");
   std::vector<int32_t> tgt;
-  if (!f.tgt.empty()) tgt = tok ? tok->encode(f.tgt) : parse_ids(f.tgt, c.tgt_vocab, "--tgt");
+  if (!f.tgt.empty()) tgt = target_tok ? target_tok->encode(f.tgt) : parse_ids(f.tgt, c.tgt_vocab, "--tgt");
   else tgt = search(m, {src}, f.search).front().front().tokens;
   std::vector<int32_t> tgt_in = {c.bos_id}, outputs = tgt;
   tgt_in.insert(tgt_in.end(), tgt.begin(), tgt.end());
@@ -104,11 +106,11 @@ nlohmann::json translation_doc(const Seq2Seq& m, const data::Tokenizer* tok, con
   else outputs.push_back(c.eos_id);
   check(static_cast<int64_t>(std::max(src.size(), tgt_in.size())) <= c.max_len, "the sentence is longer than the model's max_len ", c.max_len);
   const AttentionMaps maps = teacher_forced_attention(m, src, tgt_in);
-  const std::vector<std::string> s = token_strings(tok, src), t = token_strings(tok, tgt_in);
+  const std::vector<std::string> s = token_strings(tok, src), t = token_strings(target_tok, tgt_in);
   nlohmann::json doc = {{"kind", m.kind() == ModelKind::rnn ? "rnn" : "transformer"}, {"model", f.model}};
   doc["source"] = {{"text", f.src}, {"tokens", s}};
-  doc["target"] = {{"text", tok ? tok->decode(tgt) : format_ids(tgt)}, {"tokens", t},
-                   {"outputs", token_strings(tok, outputs)}, {"given", !f.tgt.empty()}};
+  doc["target"] = {{"text", target_tok ? target_tok->decode(tgt) : format_ids(tgt)}, {"tokens", t},
+                   {"outputs", token_strings(target_tok, outputs)}, {"given", !f.tgt.empty()}};
   doc["stacks"] = nlohmann::json::array();
   if (!maps.encoder_self.empty())
     doc["stacks"].push_back(stack_json("encoder_self", "Encoder self-attention", maps.encoder_self, s, s, {"source", "source"}, f));

@@ -169,14 +169,64 @@ void Tokenizer::train(const TokenizerTrainOptions& o) {
   check(status.ok(), "tokenizer training (prefix ", o.model_prefix, "): ", status.ToString());
 }
 
+Tokenizer Tokenizer::with_vocabulary(const std::string& spm_path, PieceVocabulary vocabulary, VocabularyRules rules) {
+  auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
+  auto status = load_model([&] { return sp->Load(spm_path); }, spm_path);
+  check(status.ok(), "tokenizer: cannot load SentencePiece model ", spm_path, ": ", status.ToString());
+  check(vocabulary.find(rules.unk) >= 0, vocabulary.source, ": no unknown token \"", rules.unk,
+        "\" (a piece the vocabulary lacks is read as it)");
+  Tokenizer t(std::move(sp), spm_path + " with " + vocabulary.source);
+  t.vocabulary_ = std::move(vocabulary);
+  t.rules_ = std::move(rules);
+  return t;
+}
+
+bool Tokenizer::same_as(const Tokenizer& other) const {
+  if (serialized() != other.serialized() || (vocabulary_ != std::nullopt) != (other.vocabulary_ != std::nullopt))
+    return false;
+  return !vocabulary_ || (vocabulary_->pieces == other.vocabulary_->pieces &&
+                          rules_.specials == other.rules_.specials && rules_.unk == other.rules_.unk &&
+                          rules_.language_codes == other.rules_.language_codes &&
+                          rules_.clean_up_spaces == other.rules_.clean_up_spaces);
+}
+
 std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
+  if (vocabulary_) return encode_with_vocabulary(text);
   std::vector<int> ids;
   auto status = sp_->Encode(text, &ids);
   check(status.ok(), "tokenizer ", name_, ": encode failed: ", status.ToString());
   return std::vector<int32_t>(ids.begin(), ids.end());
 }
 
+// data/piece_vocabulary.h's rules: specials written in the text, a language code, then pieces.
+std::vector<int32_t> Tokenizer::encode_with_vocabulary(std::string_view text) const {
+  const PieceVocabulary& v = *vocabulary_;
+  const int32_t unk = v.find(rules_.unk);
+  std::vector<int32_t> ids;
+  for (auto& [part, special] : split_on_specials(std::string(text), v, rules_)) {
+    if (special >= 0) {
+      ids.push_back(special);
+      continue;
+    }
+    auto [code, rest] = rules_.language_codes ? remove_language_code(part) : std::make_pair(std::string(), part);
+    if (!code.empty()) ids.push_back(v.find(code) >= 0 ? v.find(code) : unk);
+    std::vector<std::string> pieces;
+    auto status = sp_->Encode(rest, &pieces);
+    check(status.ok(), "tokenizer ", name_, ": encode failed: ", status.ToString());
+    for (const std::string& p : pieces) {
+      const int32_t id = v.find(p);
+      ids.push_back(id >= 0 ? id : unk);
+    }
+  }
+  return ids;
+}
+
 std::vector<std::string> Tokenizer::encode_pieces(std::string_view text) const {
+  if (vocabulary_) {  // the vocabulary's pieces of the ids, so that pieces and ids agree one to one
+    std::vector<std::string> pieces;
+    for (int32_t id : encode_with_vocabulary(text)) pieces.push_back(vocabulary_->pieces[id]);
+    return pieces;
+  }
   std::vector<std::string> pieces;
   auto status = sp_->Encode(text, &pieces);
   check(status.ok(), "tokenizer ", name_, ": encode failed: ", status.ToString());
@@ -188,21 +238,53 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
   for (size_t i = 0; i < ids.size(); ++i)
     check(ids[i] >= 0 && ids[i] < n, "tokenizer ", name_, ": decode: id ", ids[i], " at position ",
           i, " out of range for vocabulary ", n);
+  if (vocabulary_) return decode_with_vocabulary(ids);
   std::string text;
   auto status = sp_->Decode(std::vector<int>(ids.begin(), ids.end()), &text);
   check(status.ok(), "tokenizer ", name_, ": decode failed: ", status.ToString());
   return text;
 }
 
-int32_t Tokenizer::vocab_size() const { return sp_->GetPieceSize(); }
+// MarianTokenizer.decode(skip_special_tokens=True): specials skipped, the pieces glued by
+// SentencePiece, "▁" -> " ", stripped, then optionally transformers' clean-up.
+std::string Tokenizer::decode_with_vocabulary(const std::vector<int32_t>& ids) const {
+  std::vector<std::string> pieces;
+  for (int32_t id : ids) {
+    const std::string& p = vocabulary_->pieces[id];
+    if (std::find(rules_.specials.begin(), rules_.specials.end(), p) == rules_.specials.end()) pieces.push_back(p);
+  }
+  std::string glued;
+  auto status = sp_->Decode(pieces, &glued);
+  check(status.ok(), "tokenizer ", name_, ": decode failed: ", status.ToString());
+  std::string text;
+  const std::string space = "\xe2\x96\x81";  // U+2581, SentencePiece's word boundary
+  for (size_t i = 0; i < glued.size();) {
+    if (glued.compare(i, 3, space) == 0) {
+      text += ' ';
+      i += 3;
+    } else {
+      text += glued[i++];
+    }
+  }
+  const char* ws = " \t\n\r\f\v";
+  const size_t first = text.find_first_not_of(ws);
+  text = first == std::string::npos ? "" : text.substr(first, text.find_last_not_of(ws) - first + 1);
+  return rules_.clean_up_spaces ? clean_up_tokenization(std::move(text)) : text;
+}
+
+int32_t Tokenizer::vocab_size() const { return vocabulary_ ? vocabulary_->size() : sp_->GetPieceSize(); }
 
 std::string Tokenizer::piece(int32_t id) const {
   check(id >= 0 && id < vocab_size(), "tokenizer ", name_, ": piece id ", id,
         " out of range for vocabulary ", vocab_size());
-  return sp_->IdToPiece(id);
+  return vocabulary_ ? vocabulary_->pieces[id] : sp_->IdToPiece(id);
 }
 
-int32_t Tokenizer::piece_to_id(const std::string& piece) const { return sp_->PieceToId(piece); }
+int32_t Tokenizer::piece_to_id(const std::string& piece) const {
+  if (!vocabulary_) return sp_->PieceToId(piece);
+  const int32_t id = vocabulary_->find(piece);
+  return id >= 0 ? id : vocabulary_->find(rules_.unk);
+}
 
 std::string Tokenizer::serialized() const { return sp_->serialized_model_proto(); }
 

@@ -53,6 +53,10 @@ void constrain_row(float* logp, int64_t V, const std::vector<int32_t>& history, 
   bool any = false;
   for (int64_t v = 0; !any && v < V; ++v) any = std::isfinite(logp[v]);
   if (!any) logp[c.eos_id] = eos_logp;  // nothing may follow: the output ends
+  if (c.renormalize) {  // transformers' LogitNormalization, the last of its processors
+    std::vector<float> rules_applied(logp, logp + V);
+    log_softmax_rows(rules_applied.data(), logp, 1, V);
+  }
 }
 
 void constrain_rows(Tensor& logp, const std::vector<const std::vector<int32_t>*>& histories,

@@ -89,7 +89,8 @@ void keep_best_finished(SentenceSearch& s, int k) {
 
 // One step of transformers' beam search for one sentence (decode/search.h's SearchRules), given
 // the 2k best tokens of every row of the step's log-probs; s.steps counts this step.
-void advance_transformers(SentenceSearch& s, const std::vector<TopK>& best, int k, double alpha, int32_t eos) {
+void advance_transformers(SentenceSearch& s, const std::vector<TopK>& best, int k, double alpha, int32_t eos,
+                          bool early_stopping) {
   std::vector<Candidate> cands = sorted_candidates(s, best, true);
   if (cands.size() > static_cast<size_t>(2 * k)) cands.resize(static_cast<size_t>(2 * k));  // topk(2K) of K x V
   std::vector<Prefix> alive;
@@ -109,8 +110,14 @@ void advance_transformers(SentenceSearch& s, const std::vector<TopK>& best, int 
   }
   keep_best_finished(s, k);
   s.alive = std::move(alive);
-  // early_stopping=True: done once K are finished
-  s.done = static_cast<int>(s.finished.size()) >= k || s.alive.empty() || s.steps >= s.max_len;
+  // BeamHypotheses.is_done: K finished, and with early_stopping=False the step's best proposal
+  // (a total log-prob; eos or not) over this step's length^alpha no better than the K-th's score.
+  if (static_cast<int>(s.finished.size()) >= k) {
+    const double best_now = cands.empty() ? -std::numeric_limits<double>::infinity() : cands.front().logprob;
+    s.stopped = early_stopping ||
+                s.finished.back().score >= best_now / length_normaliser(s.steps, alpha, SearchRules::transformers);
+  }
+  s.done = s.stopped || s.alive.empty() || s.steps >= s.max_len;
 }
 
 // One step of torch_ref.py's beam_search for one sentence, given the k best tokens of every row
@@ -247,7 +254,7 @@ bool search_step(RowDecoder& decoder, std::vector<SentenceSearch>& sentences, co
     if (s.done) continue;
     size_t before = s.alive.size();
     s.steps += 1;
-    if (hf) advance_transformers(s, best, o.beam, o.length_penalty, decoder.eos_id);
+    if (hf) advance_transformers(s, best, o.beam, o.length_penalty, decoder.eos_id, o.early_stopping);
     else advance(s, best, o.beam, o.length_penalty, decoder.eos_id);
     same_sources = same_sources && !s.done && s.alive.size() == before;
     if (s.done) continue;
@@ -266,15 +273,16 @@ bool search_step(RowDecoder& decoder, std::vector<SentenceSearch>& sentences, co
 Constraints constraints_of(const SearchOptions& o, int32_t eos) {
   Constraints c{o.min_len, o.no_repeat_ngram, o.repetition_penalty, eos};
   c.suppressed = o.suppress;
+  c.renormalize = o.renormalize;
   return c;
 }
 
 std::vector<Hypothesis> results(const SentenceSearch& s, const SearchOptions& o) {
   std::vector<Hypothesis> out = s.finished;
   // attn: the live prefixes stand in when nothing finished; transformers' finalize: they compete
-  // when fewer than K finished
+  // unless the stopping rule ended the search
   const bool hf = o.rules == SearchRules::transformers;
-  if (out.empty() || (hf && static_cast<int>(out.size()) < o.beam)) {
+  if (out.empty() || (hf && !s.stopped)) {
     for (const Prefix& p : s.alive)
       out.push_back({p.tokens, p.logprob,
                      p.logprob / length_normaliser(static_cast<int64_t>(p.tokens.size()), o.length_penalty, o.rules),

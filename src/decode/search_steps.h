@@ -27,6 +27,7 @@ struct SentenceSearch {
   int64_t max_len = 0;
   int64_t steps = 0;  // taken so far
   bool done = false;
+  bool stopped = false;  // done by the stopping rule, not by the maximum length
 };
 
 // A sentence about to take its first step, fed at decoder row `row`.
@@ -51,7 +52,7 @@ bool search_step(RowDecoder& decoder, std::vector<SentenceSearch>& sentences, co
 Constraints constraints_of(const SearchOptions& o, int32_t eos);
 
 // The n best at the end; the live prefixes stand in when nothing finished (transformers' rules:
-// when fewer than K finished, they compete with the finished ones).
+// unless the stopping rule ended the search, they compete with the finished ones).
 std::vector<Hypothesis> results(const SentenceSearch& s, const SearchOptions& o);
 
 }  // namespace attn::detail

@@ -8,7 +8,8 @@ namespace attn::config_fields {
 
 const std::set<std::string>& not_the_networks() {
   static const std::set<std::string> keys = {"model",     "task",            "tokenizer",    "training",
-                                             "precision", "int8_weight_max", "imported_from", "suppress_ids"};
+                                             "precision", "int8_weight_max", "imported_from", "suppress_ids",
+                                             "translate_defaults"};
   return keys;
 }
 

@@ -184,21 +184,6 @@ std::map<std::string, Tensor> hf_marian_tensors(const TransformerConfig& c, std:
   return out;
 }
 
-std::vector<int32_t> hf_suppressed_tokens(const std::string& dir) {
-  const std::string path = dir + "/generation_config.json";
-  std::vector<int32_t> ids;
-  if (!fs::exists(path)) return ids;
-  const nlohmann::json j = read_json_file(path);
-  if (!j.is_object() || !j.contains("bad_words_ids") || j["bad_words_ids"].is_null()) return ids;
-  check(j["bad_words_ids"].is_array(), path, ": \"bad_words_ids\" is not a list");
-  for (const nlohmann::json& seq : j["bad_words_ids"]) {
-    check(seq.is_array() && seq.size() == 1 && seq[0].is_number_integer(), path, ": \"bad_words_ids\" holds ",
-          seq.dump(), "; attn suppresses single tokens only");
-    ids.push_back(seq[0].get<int32_t>());
-  }
-  return ids;
-}
-
 Transformer import_hf_marian(const std::string& dir) {
   const std::string config_path = dir + "/config.json";
   const TransformerConfig c = hf_marian_config(read_json_file(config_path), config_path);

@@ -66,7 +66,7 @@ ValidationResult run_validation(const Seq2Seq& trained, const DevSet& dev, int b
   // maximum length; a source longer than the model's positions is translated in pieces.
   TranslateOptions o;
   o.search.beam = beam;
-  const Translator translator({m}, dev.tokenizer, {"the model being trained"});
+  const Translator translator({m}, Tokenizers{dev.tokenizer, dev.tokenizer}, {"the model being trained"});
   std::vector<std::string> hyps;
   for (const TranslationResult& t : translator.translate_text(dev.bleu_sources, o))
     hyps.push_back(t.hypotheses.empty() ? std::string() : t.hypotheses.front().text);

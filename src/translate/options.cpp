@@ -1,3 +1,4 @@
+#include <type_traits>
 #include "attn/translate/options.h"
 
 #include <charconv>
@@ -81,9 +82,16 @@ std::vector<OptionField> make_fields() {
                    "alpha of the GNMT length penalty ((5+len)/6)^alpha (transformers' rules: len^alpha)"));
   f.push_back(choice("search_rules", "--search-rules", {"attn", "transformers"},
                      [](TranslateOptions& o) -> Slot { return &o.search.rules; }, "",
-                     "whose beam search: attn's, or transformers' generate() with early_stopping (the 2K best "
-                     "candidates, score logprob / len^alpha, stop at K finished): for models imported from Hugging "
-                     "Face, with --length-penalty 1 (docs/models.md)"));
+                     "whose beam search: attn's, or transformers' generate() (the 2K best candidates, score "
+                     "logprob / len^alpha): for models imported from Hugging Face, with --length-penalty 1 "
+                     "(docs/models.md); an imported model's default"));
+  f.push_back(on_off("early_stopping", "--early-stopping", [](TranslateOptions& o) -> Slot { return &o.search.early_stopping; },
+                     "", "with --search-rules transformers: a sentence is done once beam outputs are finished "
+                         "(transformers' early_stopping=True; without it, its default heuristic)"));
+  f.push_back(on_off("renormalize_logits", "--renormalize-logits",
+                     [](TranslateOptions& o) -> Slot { return &o.search.renormalize; }, "",
+                     "log-probs renormalised after suppressed tokens and other rules are applied (transformers' "
+                     "renormalize_logits)"));
   f.push_back(on_off("eos_at_max_len", "--eos-at-max-len", [](TranslateOptions& o) -> Slot { return &o.search.eos_at_max_len; },
                      kLength, "an output that reaches the maximum length ends with eos (transformers' forced_eos_token_id)"));
   f.push_back(whole("num_hypotheses", "--n-best", 1, 1024, [](TranslateOptions& o) -> Slot { return &o.search.n_best; },
@@ -319,6 +327,15 @@ void TranslateOptionsBuilder::set_flag(const OptionField& f, bool on) {
   given_.insert(f.key);
 }
 
+void TranslateOptionsBuilder::defaults_from(const TranslateOptions& defaults) {
+  TranslateOptions d = defaults;
+  for (const OptionField& f : translate_option_fields()) {
+    if (given(f.key)) continue;
+    if (f.key == "max_decoding_length" && (given("max_len_a") || given("max_len_b"))) continue;
+    std::visit([&](auto* to) { *to = *std::get<std::remove_reference_t<decltype(to)>>(f.slot(d)); }, f.slot(o_));
+  }
+}
+
 TranslateOptions TranslateOptionsBuilder::finish() const {
   TranslateOptions o = o_;
   SearchOptions& s = o.search;
@@ -338,6 +355,8 @@ TranslateOptions TranslateOptionsBuilder::finish() const {
   }
   check(!given("max_decoding_length") || !(given("max_len_a") || given("max_len_b")), name("max_decoding_length"),
         " is a fixed length; ", name("max_len_a"), "/", name("max_len_b"), " give one per source: use one or the other");
+  check(!given("early_stopping") || s.rules == SearchRules::transformers, name("early_stopping"), " is a rule of ",
+        name("search_rules"), " transformers");
   o.all_hypotheses = given("num_hypotheses");
   check(o.alignment != AlignmentKind::none || (o.alignment_layer == 0 && !o.alignment_words),
         name("alignment_layer"), " and ", name("alignment_words"), " need ", name("alignment"));

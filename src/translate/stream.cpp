@@ -24,7 +24,7 @@ bool TranslationStream::streams(const Translator& t, const TranslateOptions& o) 
 TranslationStream::TranslationStream(const Translator& t, const TranslateOptions& o, size_t max_decoding)
     : options_(o),
       search_((check(streams(t, o), "these options or this model cannot stream"), std::get<Transformer>(t.model().net)),
-              o.search),
+              t.search_options(o)),
       max_decoding_(max_decoding) {}
 
 uint64_t TranslationStream::add(std::vector<SourceLine> lines) {

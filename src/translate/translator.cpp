@@ -11,6 +11,7 @@
 #include "attn/error.h"
 #include "attn/models/model_dir.h"
 #include "attn/models/stored_precision.h"
+#include "attn/translate/model_defaults.h"
 
 namespace attn {
 
@@ -66,17 +67,18 @@ Translator::Translator(const TranslatorOptions& options) : dirs_(options.models)
     const nlohmann::json config = read_json_file(dir + "/config.json");
     if (options.vocabulary == Vocabulary::as_stored) text = config.contains("tokenizer");
     for (int32_t t : suppress_ids(config, dir + "/config.json")) suppress_.push_back(t);
+    if (dir == dirs_.front()) defaults_ = translate_defaults(config, dir + "/config.json");
     if (!text) {
       models_.push_back(load_seq2seq(dir));
     } else {
       TranslationModel tm = load_translation_model(dir);
       models_.push_back(std::move(tm.model));
-      if (tokenizer_)
-        check(tm.tokenizer.serialized() == tokenizer_->serialized(), "--model ", dir,
-              ": its tokenizer differs from the first model's (", dirs_.front(), "): an ensemble reads and "
-              "writes one vocabulary");
+      if (tokenizers_)
+        check(tm.tokenizers.source->same_as(*tokenizers_.source) && tm.tokenizers.target->same_as(*tokenizers_.target),
+              "--model ", dir, ": its tokenizer differs from the first model's (", dirs_.front(),
+              "): an ensemble reads and writes one vocabulary");
       else
-        tokenizer_ = std::make_shared<const data::Tokenizer>(std::move(tm.tokenizer));
+        tokenizers_ = std::move(tm.tokenizers);
     }
     prepare(models_.back(), model_precision(options.precision, dir), Use::inference);  // weights converted once
   }
@@ -84,9 +86,10 @@ Translator::Translator(const TranslatorOptions& options) : dirs_(options.models)
   if (!options.shortlist.empty()) load_shortlist(options.shortlist);
 }
 
-Translator::Translator(std::vector<Seq2Seq> models, std::shared_ptr<const data::Tokenizer> tokenizer,
-                       std::vector<std::string> names, std::vector<double> weights)
-    : dirs_(std::move(names)), models_(std::move(models)), weights_(std::move(weights)), tokenizer_(std::move(tokenizer)) {
+Translator::Translator(std::vector<Seq2Seq> models, Tokenizers tokenizers, std::vector<std::string> names,
+                       std::vector<double> weights)
+    : dirs_(std::move(names)), models_(std::move(models)), weights_(std::move(weights)),
+      tokenizers_(std::move(tokenizers)) {
   check(!models_.empty() && dirs_.size() == models_.size(), "a translator needs a name for each of its models");
 }
 
@@ -97,10 +100,21 @@ std::vector<EnsembleMember> Translator::members() const {
   return make_ensemble(pointers, weights_);
 }
 
-const data::Tokenizer& Translator::text_tokenizer() const {
-  check(tokenizer_ != nullptr, dirs_.front(),
+const data::Tokenizer& Translator::source_tokenizer() const {
+  check(static_cast<bool>(tokenizers_), dirs_.front(),
         "/config.json: no \"tokenizer\" entry (a model made by import-torch has none: use --ids)");
-  return *tokenizer_;
+  return *tokenizers_.source;
+}
+
+const data::Tokenizer& Translator::target_tokenizer() const {
+  source_tokenizer();  // the same check
+  return *tokenizers_.target;
+}
+
+SearchOptions Translator::search_options(const TranslateOptions& o) const {
+  SearchOptions s = o.search;
+  s.suppress.insert(s.suppress.end(), suppress_.begin(), suppress_.end());
+  return s;
 }
 
 void Translator::load_shortlist(const std::string& path) {
@@ -129,7 +143,7 @@ SourceLine Translator::text_line(const std::string& text, int64_t number, const 
   line.number = number;
   if (data::is_blank(text)) return line;
   const Seq2SeqCommon c = config();
-  FittedSource f = fit_text(text_tokenizer(), text, c.eos_id, static_cast<size_t>(c.max_len), on_long, where);
+  FittedSource f = fit_text(source_tokenizer(), text, c.eos_id, static_cast<size_t>(c.max_len), on_long, where);
   line.pieces = std::move(f.pieces);
   line.tokens = f.tokens;
   line.truncated = f.truncated;
@@ -167,7 +181,7 @@ std::vector<int32_t> Translator::ids_prefix(std::vector<int32_t> ids, const std:
 
 std::vector<int32_t> Translator::text_prefix(const std::string& text, const std::string& where,
                                              const SourceLine& line) const {
-  return ids_prefix(text_tokenizer().encode(text), where, line);
+  return ids_prefix(target_tokenizer().encode(text), where, line);
 }
 
 bool Translator::window_full(const TranslateOptions& o, size_t lines, size_t tokens) {
@@ -192,8 +206,7 @@ std::vector<std::vector<Hypothesis>> Translator::search(const std::vector<Source
   const std::vector<EnsembleMember> members = this->members();
   const Shortlist* list = o.use_shortlist ? shortlist() : nullptr;
   const Seq2SeqCommon c = config();
-  SearchOptions search = o.search;
-  search.suppress.insert(search.suppress.end(), suppress_.begin(), suppress_.end());
+  const SearchOptions search = search_options(o);
   for (const auto& group : groups) {
     std::vector<std::vector<int32_t>> sources;
     SentenceInputs inputs;

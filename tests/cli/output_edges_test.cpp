@@ -81,7 +81,7 @@ TEST(OutputEdges, AttendDocOfATranslationFillingEveryPosition) {
   r.src = "3 4 5";
   r.ids = true;
   r.search.min_len = static_cast<int>(positions);  // eos never allowed: the search stops at the last position
-  const nlohmann::json doc = translation_doc(m, nullptr, r);  // threw "longer than the model's max_len" before
+  const nlohmann::json doc = translation_doc(m, Tokenizers{}, r);  // threw "longer than the model's max_len" before
   const auto& target = doc["target"];
   // bos and the first positions-1 tokens in; every token output, no eos (none was chosen)
   ASSERT_EQ(target["tokens"].size(), static_cast<size_t>(positions));
@@ -92,7 +92,7 @@ TEST(OutputEdges, AttendDocOfATranslationFillingEveryPosition) {
   // a translation that ends with eos before the last position is shown with its eos, as before
   r.search.min_len = 0;
   r.search.max_len = 2;
-  const nlohmann::json shorter = translation_doc(m, nullptr, r);
+  const nlohmann::json shorter = translation_doc(m, Tokenizers{}, r);
   EXPECT_EQ(shorter["target"]["outputs"].size(), shorter["target"]["tokens"].size());
 }
 

@@ -3,10 +3,15 @@
 vocabulary layout, random weights drawn wide enough that outputs are not degenerate): the
 imported model's teacher-forced log-probabilities of 200 test sentences equal transformers'
 (MarianMTModel on the same ids) within 1e-4 per sentence, and its greedy and beam outputs
-(attn translate --search-rules transformers) equal model.generate's token for token (beam 4,
-early_stopping=True, the model's generation config: the pad never output, eos forced at the
-maximum length), for both activations (swish, gelu), both vocabulary layouts (one shared
-vocab.json, separate source and target vocabularies) and a model trained briefly on the corpus.
+(attn translate --search-rules transformers --early-stopping) equal model.generate's token for
+token (beam 4, early_stopping=True, the model's generation config: the pad never output, eos
+forced at the maximum length). Then text in and out: attn score on the text files equals
+transformers' log-probs of MarianTokenizer's ids (both tokenizers checked), and `attn translate
+--model DIR` with no option at all (the imported generation_config.json: beam 4, its
+max_length, early_stopping False, renormalize_logits) prints exactly
+tokenizer.batch_decode(model.generate(**tokenizer(batch)), skip_special_tokens=True). For both
+activations (swish, gelu), both vocabulary layouts (one shared vocab.json, separate source and
+target vocabularies) and a model trained briefly on the corpus.
 
 Runs in the reference venv (scripts/setup.sh --reference; ATTN_REF_VENV, default /work/venv-ref),
 re-executing itself there; exits 77 (ctest's "skipped") without it.
@@ -30,6 +35,7 @@ except ImportError as e:
     print(f"SKIP: {e} (scripts/setup.sh --reference makes the venv this test runs in: {REFERENCE_PYTHON})")
     sys.exit(77)
 
+torch.set_num_threads(1)  # beside ctest -j2 and attn's own --threads 1: no oversubscribed cores
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED = os.environ.get("ATTN_SHARED_DIR", os.path.join(HERE, "..", "..", "..", "shared"))
 CORPUS = os.path.join(SHARED, "data", "mt-ende")
@@ -98,7 +104,7 @@ def attn_outputs(attn, model_dir, sources, beam, work):
     with open(src, "w") as f:
         f.write("".join(" ".join(map(str, s)) + "\n" for s in sources))
     r = subprocess.run([attn, "translate", "--model", model_dir, "--ids", "--input", src, "--beam", str(beam),
-                        "--search-rules", "transformers", "--length-penalty", "1", "--eos-at-max-len",
+                        "--search-rules", "transformers", "--early-stopping", "--length-penalty", "1", "--eos-at-max-len",
                         "--max-len", str(MAX_LENGTH - 1), "--threads", "1"], check=True, capture_output=True, text=True)
     return [[int(t) for t in line.split()] for line in r.stdout.splitlines()]
 
@@ -117,8 +123,44 @@ def check_generation(attn, name, model, attn_dir, sources, work):
         assert distinct > len(sources) // 4, f"{name}: the outputs are degenerate ({distinct} distinct)"
 
 
+def write_lines(path, lines):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join(line + "\n" for line in lines))
+    return path
+
+
+def check_text(attn, name, tok, model, attn_dir, en, de, work):
+    """Text through the imported tokenizers, and the imported search defaults."""
+    src, tgt = write_lines(os.path.join(work, "en.txt"), en), write_lines(os.path.join(work, "de.txt"), de)
+    r = subprocess.run([attn, "score", "--model", attn_dir, "--src", src, "--tgt", tgt, "--threads", "1"],
+                       check=True, capture_output=True, text=True)
+    ours = [float(x) for x in r.stdout.split()]
+    theirs = hf_scores(model, [tok(s).input_ids for s in en], [tok(text_target=t).input_ids[:-1] for t in de],
+                       model.config.eos_token_id)
+    worst = max(abs(a - b) for a, b in zip(ours, theirs))
+    print(f"{name}: text: attn score equals transformers' log-probs of MarianTokenizer's ids within {worst:.2e}")
+    assert len(ours) == len(en) and worst <= TOLERANCE, (len(ours), worst)
+    theirs = []
+    with torch.no_grad():
+        for i in range(0, len(en), 20):
+            batch = tok(en[i:i + 20], return_tensors="pt", padding=True)
+            theirs += tok.batch_decode(model.generate(**batch, synced_gpus=False), skip_special_tokens=True)
+    r = subprocess.run([attn, "translate", "--model", attn_dir, "--input", src, "--threads", "1"], check=True,
+                       capture_output=True, text=True)
+    ours = r.stdout.split("\n")[:-1]
+    assert len(ours) == len(en), (len(ours), len(en))
+    same = sum(a == b for a, b in zip(ours, theirs))
+    print(f"{name}: text: attn translate (the imported defaults) printed {same} of {len(en)} lines as generate() + "
+          f"batch_decode ({len(set(theirs))} distinct)")
+    for i, (a, b) in enumerate(zip(ours, theirs)):
+        assert a == b, f"{name} text line {i + 1}:\n attn         {a!r}\n transformers {b!r}"
+
+
 def check_variant(attn, name, flags, work, en, de):
-    hf_dir = make(os.path.join(work, name), *flags)
+    # generation_config's max_length 40: the random models' outputs loop to the maximum length,
+    # and over 127 looping tokens two beams come within float32 rounding of each other (once in
+    # 200 sentences of gelu-separate, 20 tokens from the end), where any two implementations part
+    hf_dir = make(os.path.join(work, name), "--max-length", str(MAX_LENGTH), *flags)
     attn_dir = os.path.join(work, name + "-attn")
     subprocess.run([attn, "import", hf_dir, attn_dir], check=True, capture_output=True)
     tok = MarianTokenizer.from_pretrained(hf_dir)
@@ -134,6 +176,7 @@ def check_variant(attn, name, flags, work, en, de):
     assert all(math.isfinite(x) for x in ours), name
     assert worst <= TOLERANCE, f"{name}: a log-prob differs by {worst:.2e} > {TOLERANCE}"
     check_generation(attn, name, model, attn_dir, sources, work)
+    check_text(attn, name, tok, model, attn_dir, en, de, work)
 
 
 def main():
@@ -147,8 +190,9 @@ def main():
         check_variant(args.attn, "gelu-separate", ["--activation", "gelu", "--separate", "--seed", "2"], work, en, de)
         # trained briefly (1,000 Adam steps on 2,000 pairs, about a minute): a quarter of its
         # outputs end with eos by themselves, so the search's rules at eos are exercised
-        check_variant(args.attn, "swish-trained", ["--activation", "swish", "--train-steps", "1000", "--spread", "1"],
-                      work, en, de)
+        # renormalize_logits, as many OPUS-MT models' generation_config.json has it
+        check_variant(args.attn, "swish-trained", ["--activation", "swish", "--train-steps", "1000", "--spread", "1",
+                                                   "--renormalize"], work, en, de)
     print("PASS")
 
 

@@ -8,7 +8,7 @@ save_pretrained writes them. --separate: two vocabularies (vocab.json for the so
 target_vocab.json for the target), as transformers' separate_vocabs.
 
 Usage (the reference venv, scripts/setup.sh): python make_marian.py OUT [--activation swish|gelu]
-       [--separate] [--d-model 32] [--layers 2] [--heads 2] [--ffn 64] [--vocab 200] [--seed 1] [--spread 1.5]
+       [--separate] [--renormalize] [--max-length N] [--d-model 32] [--layers 2] [--heads 2] [--ffn 64] [--vocab 200] [--seed 1] [--spread 1.5]
 Prints the directory. Nothing is downloaded."""
 import argparse
 import json
@@ -89,6 +89,10 @@ def main():
     a.add_argument("--lines", type=int, default=2000)
     a.add_argument("--train-steps", type=int, default=0,
                    help="then train it this many Adam steps on the corpus' first --lines pairs (batches of 32)")
+    a.add_argument("--max-length", type=int, default=0,
+                   help="generation_config's max_length (default: --positions, as OPUS-MT's 512 = its positions)")
+    a.add_argument("--renormalize", action="store_true",
+                   help="generation_config's renormalize_logits true, as many OPUS-MT models have it")
     a.add_argument("--spread", type=float, default=1.5,
                    help="weight matrices ~ N(0, spread^2 / fan_in); 3 makes logits so large that float32 rounding "
                         "alone moves a sentence's log-prob by 1e-3 (in transformers as in attn)")
@@ -143,7 +147,7 @@ def main():
     model.eval()
     model.generation_config = GenerationConfig(
         bad_words_ids=[[pad]], decoder_start_token_id=pad, eos_token_id=0, forced_eos_token_id=0,
-        max_length=args.positions, num_beams=4, pad_token_id=pad)
+        max_length=args.max_length or args.positions, num_beams=4, pad_token_id=pad, renormalize_logits=args.renormalize)
     model.save_pretrained(args.out, safe_serialization=True)
     tokenizer.save_pretrained(args.out)
     print(args.out)

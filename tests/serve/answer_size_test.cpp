@@ -35,7 +35,7 @@ ServedModel& model(const std::string& name) {
 // The data's English words, as many as give at most `tokens` tokens of the text model (its
 // longest sentence for the attention maps: 127 of its 128 positions, eos after).
 std::string long_sentence(size_t tokens) {
-  const data::Tokenizer& tok = *model("text").tokenizer();
+  const data::Tokenizer& tok = *model("text").tokenizers().source;
   std::string s;
   for (const std::string& line : shared_lines("mt-ende/train.en", 400)) {
     std::istringstream words(line);

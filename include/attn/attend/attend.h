@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/data/tokenizer.h"
+#include "attn/decode/text.h"
 #include "attn/decode/search.h"
 #include "attn/models/classifier_dir.h"
 #include "attn/models/seq2seq.h"
@@ -35,9 +35,9 @@ struct AttendRequest {
   SearchOptions search;
 };
 
-// The document of a loaded translation model (tok null: src and tgt are token ids) or classifier,
+// The document of a loaded translation model (tok empty: src and tgt are token ids) or classifier,
 // prepared as the caller chose (attn attend: fp32; attn serve: the model's precision).
-nlohmann::json translation_doc(const Seq2Seq& m, const data::Tokenizer* tok, const AttendRequest& r);
+nlohmann::json translation_doc(const Seq2Seq& m, const Tokenizers& tok, const AttendRequest& r);
 nlohmann::json classifier_doc(const ClassifierModel& m, const AttendRequest& r);
 
 struct HeadSummary {

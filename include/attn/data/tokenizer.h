@@ -12,9 +12,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "attn/data/piece_vocabulary.h"
 
 namespace sentencepiece {
 class SentencePieceProcessor;
@@ -53,6 +56,10 @@ class Tokenizer {
   static Tokenizer load(const std::string& path);
   // From the bytes of a .model file (e.g. kept inside a checkpoint); `name` is for errors.
   static Tokenizer from_serialized(const std::string& bytes, const std::string& name = "<bytes>");
+  // A SentencePiece model (`spm_path`) read through a vocabulary of its own (an imported model's:
+  // data/piece_vocabulary.h), whose ids and rules are the vocabulary's; attn's special ids do not
+  // apply.
+  static Tokenizer with_vocabulary(const std::string& spm_path, PieceVocabulary vocabulary, VocabularyRules rules);
   // Trains a model with attn's special ids and writes model_prefix.{model,vocab}.
   static void train(const TokenizerTrainOptions& options);
 
@@ -62,17 +69,26 @@ class Tokenizer {
 
   std::vector<int32_t> encode(std::string_view text) const;  // no bos/eos
   std::vector<std::string> encode_pieces(std::string_view text) const;
-  std::string decode(const std::vector<int32_t>& ids) const;  // pad/bos/eos decode to nothing
+  std::string decode(const std::vector<int32_t>& ids) const;  // pad/bos/eos (the specials) decode to nothing
   int32_t vocab_size() const;
   std::string piece(int32_t id) const;
-  int32_t piece_to_id(const std::string& piece) const;  // kUnkId when not in the vocabulary
+  int32_t piece_to_id(const std::string& piece) const;  // the unknown token's id when not in the vocabulary
   std::string serialized() const;  // the .model bytes
   const std::string& name() const { return name_; }
+  // The vocabulary of its own, null when the ids are the SentencePiece model's.
+  const PieceVocabulary* vocabulary() const { return vocabulary_ ? &*vocabulary_ : nullptr; }
+  // Whether both cut text the same way into the same ids (an ensemble's members must).
+  bool same_as(const Tokenizer& other) const;
 
  private:
   Tokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> sp, std::string name);
+  std::vector<int32_t> encode_with_vocabulary(std::string_view text) const;
+  std::string decode_with_vocabulary(const std::vector<int32_t>& ids) const;
+
   std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
   std::string name_;  // the file it came from, for errors
+  std::optional<PieceVocabulary> vocabulary_;
+  VocabularyRules rules_;
 };
 
 }  // namespace attn::data

@@ -24,14 +24,17 @@ struct Constraints {
   double repetition_penalty = 1.0;  // R (1: off)
   int32_t eos_id = 2;
   std::vector<int32_t> suppressed;  // never output (decode/search.h's suppress)
-  bool any() const { return min_len > 0 || no_repeat_ngram > 0 || repetition_penalty != 1.0 || !suppressed.empty(); }
+  bool renormalize = false;         // the row log-softmaxed again after the rules (decode/search.h's)
+  bool any() const {
+    return min_len > 0 || no_repeat_ngram > 0 || repetition_penalty != 1.0 || !suppressed.empty() || renormalize;
+  }
 };
 
 // One row of log-probs [V], for an output that holds `history` so far (no bos). forced >= 0: that
 // token is the only one allowed (its log-prob kept as the model gave it; the prefix is not
 // subject to the other rules). Otherwise the rules in order: repetition penalty, no-repeat
 // n-grams, min_len, the suppressed tokens. If they ban every token, eos is allowed (the
-// output ends rather than having no continuation).
+// output ends rather than having no continuation). Then, with renormalize, the row's log-softmax.
 void constrain_row(float* logp, int64_t V, const std::vector<int32_t>& history, int32_t forced, const Constraints& c);
 
 // Every row r of logp [rows, V], rows split over the threads.

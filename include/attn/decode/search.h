@@ -50,8 +50,11 @@ struct SamplingOptions {
 //     dropped, any other token the new beam, until the beam holds K;
 //   - a finished output scores logprob / len^alpha (len counting the eos; alpha = 1 is
 //     transformers' default length_penalty), the K best kept;
-//   - a sentence stops when K are finished (or at max_len); one stopped at max_len with fewer than
-//     K finished ranks its live prefixes with them, each scored logprob / len^alpha.
+//   - a sentence stops at max_len, or (SearchOptions::early_stopping) when K are finished, or (its
+//     default, early_stopping=False) when K are finished and the K-th's score is at least the
+//     step's best total log-prob over this step's length^alpha (BeamHypotheses.is_done);
+//   - one stopped at max_len ranks its live prefixes with the finished ones, each scored
+//     logprob / len^alpha, the K best kept (BeamSearchScorer.finalize).
 enum class SearchRules { attn, transformers };
 
 struct SearchOptions {
@@ -61,8 +64,13 @@ struct SearchOptions {
   // The last token an output may have is eos (transformers' forced_eos_token_id): at the step
   // that reaches max_len only eos may come, and it counts log-prob 0 (as transformers sets it).
   bool eos_at_max_len = false;
+  // transformers' early_stopping, for its rules: true, done at K finished; false, its heuristic.
+  bool early_stopping = false;
+  // transformers' renormalize_logits: after the rules of decode/constraints.h (suppressed tokens,
+  // n-grams, ...), each row is log-softmaxed again over the tokens left.
+  bool renormalize = false;
   // Tokens never output (transformers' bad_words_ids of one token: OPUS-MT's pad): their
-  // log-probs are -inf, the others' left as they are (not renormalised, as transformers does).
+  // log-probs are -inf, the others' left as they are unless `renormalize`.
   std::vector<int32_t> suppress;
   int max_len = 0;              // output tokens, eos included; 0: max_len_a x source length + max_len_b
   double max_len_a = 1.0;       // fairseq's form; the defaults are the paper's source length + 50

@@ -36,9 +36,33 @@ std::map<std::string, Tensor> hf_marian_tensors(const TransformerConfig& c, std:
 // safe_serialization=True).
 Transformer import_hf_marian(const std::string& dir);
 
-// The tokens dir/generation_config.json never lets generate() output (its bad_words_ids of one
-// token each: OPUS-MT's pad), for config.json's "suppress_ids"; none without the file. A
-// sequence of several tokens is an error naming the file (attn suppresses single tokens).
-std::vector<int32_t> hf_suppressed_tokens(const std::string& dir);
+// An OPUS-MT model's generation settings, read as transformers does: generation_config.json, or
+// without it the generation keys of config.json (GenerationConfig.from_model_config), each
+// absent key at GenerationConfig's default (num_beams 1, max_length 20, ...):
+//   - translate_defaults (translate/model_defaults.h): search_rules transformers, beam_size
+//     (num_beams), length_penalty, early_stopping, renormalize_logits, eos_at_max_len
+//     (forced_eos_token_id is the eos), max_decoding_length (max_new_tokens, or max_length less
+//     the decoder's start token; within the positions), min_decoding_length (min_length less the
+//     start token), no_repeat_ngram_size;
+//   - suppressed: bad_words_ids of one token each (OPUS-MT's pad), config.json's "suppress_ids".
+// A setting whose search attn does not reproduce (sampling, beam groups, a repetition penalty on
+// logits, bad words of several tokens, early_stopping "never") is an error naming the file and key.
+struct HfGeneration {
+  nlohmann::json translate_defaults = nlohmann::json::object();
+  std::vector<int32_t> suppressed;
+};
+HfGeneration hf_generation(const std::string& dir, const TransformerConfig& c);
+
+// A Marian directory's tokenizer as an attn model keeps it: the files to copy beside the weights
+// (source.spm, target.spm, vocab.json, and target_vocab.json with separate_vocabs) and config.json's
+// "tokenizer" object naming them (decode/text.h), with MarianTokenizer's rules: its special
+// tokens (tokenizer_config.json's eos/unk/pad tokens), language codes, and
+// clean_up_tokenization_spaces. `entry` is null when the directory has no source.spm (the model
+// then reads and writes token ids).
+struct HfTokenizer {
+  nlohmann::json entry;
+  std::vector<std::string> files;
+};
+HfTokenizer hf_marian_tokenizer(const std::string& dir);
 
 }  // namespace attn

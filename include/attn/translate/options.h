@@ -84,6 +84,9 @@ class TranslateOptionsBuilder {
   void set_whole(const OptionField& f, int64_t value, const std::string& shown);
   void set_real(const OptionField& f, double value, const std::string& shown);
   void set_flag(const OptionField& f, bool on);
+  // Every field not given takes `defaults`' value (a model's, translate/model_defaults.h): a given
+  // value wins, and a length given as max_len_a / max_len_b keeps a default max_decoding_length out.
+  void defaults_from(const TranslateOptions& defaults);
   bool given(const std::string& key) const { return given_.count(key) > 0; }
   const std::string& name(const std::string& key) const;
 

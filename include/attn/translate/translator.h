@@ -22,6 +22,7 @@
 #include "attn/decode/ensemble.h"
 #include "attn/decode/search.h"
 #include "attn/decode/shortlist.h"
+#include "attn/decode/text.h"
 #include "attn/kernels/precision.h"
 #include "attn/models/seq2seq.h"
 #include "attn/translate/options.h"
@@ -72,26 +73,35 @@ class Translator {
  public:
   explicit Translator(const TranslatorOptions& options);
   // A translator over models already loaded and prepared; `names` call them in messages.
-  // The tokenizer may be shared with its owner (null: token ids only).
-  Translator(std::vector<Seq2Seq> models, std::shared_ptr<const data::Tokenizer> tokenizer,
-             std::vector<std::string> names, std::vector<double> weights = {});
+  // The tokenizers may be shared with their owner (empty: token ids only).
+  Translator(std::vector<Seq2Seq> models, Tokenizers tokenizers, std::vector<std::string> names,
+             std::vector<double> weights = {});
 
   const std::vector<std::string>& dirs() const { return dirs_; }
   const std::vector<Seq2Seq>& models() const { return models_; }
   const Seq2Seq& model() const { return models_.front(); }  // the first: alignments are read from it
   Seq2SeqCommon config() const { return models_.front().common(); }
-  // The tokenizer, null when the translator reads token ids only.
-  const data::Tokenizer* tokenizer() const { return tokenizer_.get(); }
-  // The tokenizer, or an error naming config.json when there is none.
-  const data::Tokenizer& text_tokenizer() const;
+  // The source's and the target's tokenizers (one, when the vocabulary is shared), empty when
+  // the translator reads token ids only.
+  const Tokenizers& tokenizers() const { return tokenizers_; }
+  // A side's tokenizer, or an error naming config.json when there is none.
+  const data::Tokenizer& source_tokenizer() const;
+  const data::Tokenizer& target_tokenizer() const;
   const Shortlist* shortlist() const { return shortlist_ ? &*shortlist_ : nullptr; }
   // Loads attn shortlist's file for every later translation that uses it.
   void load_shortlist(const std::string& path);
   // Whether searches go through the ensemble (several models, or weights given).
   bool ensemble() const { return models_.size() > 1 || !weights_.empty(); }
   const std::vector<double>& weights() const { return weights_; }
+  // The first model's own defaults of the options (translate/model_defaults.h); a front end
+  // starts from them (TranslateOptionsBuilder::defaults_from).
+  const TranslateOptions& defaults() const { return defaults_; }
   // The ensemble's members over the models, their weights checked (empty when not an ensemble).
   std::vector<EnsembleMember> members() const;
+
+  // The search of `o` as the models run it: o.search with the tokens they never output
+  // (config.json's "suppress_ids") added. Every search of the translator (a stream's too) uses it.
+  SearchOptions search_options(const TranslateOptions& o) const;
 
   // Checks options against the models: the maximum length within their positions.
   void check_options(const TranslateOptions& o, const OptionNameOf& name_of) const;
@@ -118,7 +128,7 @@ class Translator {
   // The typed result of a line from its hypotheses (alignments computed here when asked).
   TranslationResult result(const SourceLine& line, const std::vector<Hypothesis>& hyps, const TranslateOptions& o,
                            bool text) const;
-  ResultReader reader(bool text) const { return {&model(), text ? &text_tokenizer() : nullptr}; }
+  ResultReader reader(bool text) const { return {&model(), text ? &target_tokenizer() : nullptr}; }
 
   // Every line's typed result, searched window by window (search_all); `text`: read through the
   // tokenizer (else token ids).
@@ -141,10 +151,11 @@ class Translator {
   std::vector<std::string> dirs_;
   std::vector<Seq2Seq> models_;
   std::vector<double> weights_;
-  std::shared_ptr<const data::Tokenizer> tokenizer_;
+  Tokenizers tokenizers_;
   // Tokens the models never output (config.json's "suppress_ids", e.g. an imported OPUS-MT
   // model's pad), added to every search's SearchOptions::suppress.
   std::vector<int32_t> suppress_;
+  TranslateOptions defaults_;
   std::optional<Shortlist> shortlist_;
 };
 
