@@ -87,11 +87,12 @@ std::vector<OptionField> make_fields() {
                      "(docs/models.md); an imported model's default"));
   f.push_back(on_off("early_stopping", "--early-stopping", [](TranslateOptions& o) -> Slot { return &o.search.early_stopping; },
                      "", "with --search-rules transformers: a sentence is done once beam outputs are finished "
-                         "(transformers' early_stopping=True; without it, its default heuristic)"));
+                         "(transformers' early_stopping=True; without it, its default heuristic; =false turns an imported "
+                         "model's default off)"));
   f.push_back(on_off("renormalize_logits", "--renormalize-logits",
                      [](TranslateOptions& o) -> Slot { return &o.search.renormalize; }, "",
                      "log-probs renormalised after suppressed tokens and other rules are applied (transformers' "
-                     "renormalize_logits)"));
+                     "renormalize_logits; =false turns an imported model's default off)"));
   f.push_back(on_off("eos_at_max_len", "--eos-at-max-len", [](TranslateOptions& o) -> Slot { return &o.search.eos_at_max_len; },
                      kLength, "an output that reaches the maximum length ends with eos (transformers' forced_eos_token_id)"));
   f.push_back(whole("num_hypotheses", "--n-best", 1, 1024, [](TranslateOptions& o) -> Slot { return &o.search.n_best; },
