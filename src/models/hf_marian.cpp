@@ -6,21 +6,16 @@
 #include "attn/error.h"
 #include "attn/io/safetensors.h"
 #include "attn/models/model_dir.h"
+#include "hf_json.h"
 
 namespace attn {
 namespace {
 
 namespace fs = std::filesystem;
 
-// config[key] as T, or `fallback` when absent; a value of another type names the key.
 template <class T>
 T value_or(const nlohmann::json& config, const char* key, T fallback, const std::string& source) {
-  if (!config.contains(key) || config[key].is_null()) return fallback;
-  try {
-    return config[key].get<T>();
-  } catch (const nlohmann::json::exception&) {
-    fail(source, ": \"", key, "\" is ", config[key].dump(), ", not the type a MarianConfig has there");
-  }
+  return detail::hf_value(config, key, fallback, source, "a MarianConfig");
 }
 
 // The removed tensor `key` of hf, or an error naming the file and the key.

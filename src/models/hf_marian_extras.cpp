@@ -6,6 +6,7 @@
 #include "attn/error.h"
 #include "attn/models/hf_marian.h"
 #include "attn/models/model_dir.h"
+#include "hf_json.h"
 
 namespace attn {
 namespace {
@@ -22,15 +23,9 @@ std::pair<nlohmann::json, std::string> generation_settings(const std::string& di
   return {j, path};
 }
 
-// j[key] when present and not null, else `fallback`; another type is an error naming the file.
 template <class T>
 T setting(const nlohmann::json& j, const char* key, T fallback, const std::string& path) {
-  if (!j.contains(key) || j[key].is_null()) return fallback;
-  try {
-    return j[key].get<T>();
-  } catch (const nlohmann::json::exception&) {
-    fail(path, ": \"", key, "\" is ", j[key].dump().substr(0, 80), ", not the type GenerationConfig has there");
-  }
+  return detail::hf_value(j, key, fallback, path, "GenerationConfig");
 }
 
 // A special token as tokenizer_config.json writes it: "</s>", or an AddedToken {"content": "</s>", ...}.
