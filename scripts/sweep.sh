@@ -15,14 +15,14 @@ log="${1:-docs/sweep/$(date -u +%Y-%m-%d).log}"
 mkdir -p "$(dirname "$log")"
 : >"$log"
 say() { echo "$*" | tee -a "$log" >&2; }
-say "# scripts/sweep.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with uncommitted changes)')"
+say "# scripts/sweep.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!docs/sweep' || echo ' (with uncommitted changes)')"
 say "# CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') (family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ') model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2 | tr -d ' '); $(grep -m1 flags /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_bf16|avx512_vnni|amx_tile)$' | tr '\n' ' ')), $(nproc) cores; RUNS=$runs"
 failed=()
 stage() {  # stage NAME COMMAND...: runs it, its output into the log, and records its exit
   local name="$1" start status
   shift
   say ""
-  say "## $name: $* (at commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ', with uncommitted changes'))"
+  say "## $name: $* (at commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!docs/sweep' || echo ', with uncommitted changes'))"
   start=$(date +%s)
   "$@" >>"$log" 2>&1
   status=$?
