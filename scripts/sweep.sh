@@ -5,7 +5,7 @@
 # same under ThreadSanitizer (scripts/sanitize.sh --thread). Each stage's output goes to one log,
 # with the commit, the CPU and each stage's time and exit; the sweep fails if any stage does.
 # Takes two hours or more on 2 cores (the clang builds, then ~1.5 hours of the http target alone:
-# ~200 inputs/s under ASan on a Zen 4, falling as its corpus grows).
+# 100-200 inputs/s under ASan on a Zen 4, falling as its corpus grows).
 # Usage: scripts/sweep.sh [LOG]   (default docs/sweep/<date>.log; commit it when it is clean)
 # Environment: RUNS (inputs per fuzz target, default 1000000), ATTN_JOBS (default nproc).
 set -uo pipefail
