@@ -138,7 +138,7 @@ Activation activation_of(double id, const std::string& source) {
 }  // namespace
 
 bool is_ct2_dir(const std::string& dir) {
-  return fs::exists(dir + "/model.bin") && fs::exists(dir + "/config.json");
+  return fs::is_directory(dir) && fs::exists(dir + "/model.bin");
 }
 
 TransformerConfig ct2_config(const Ct2ModelBin& m, const nlohmann::json& config, const std::string& dir) {
@@ -280,7 +280,8 @@ std::string token_setting(const nlohmann::json& config, const char* key, const c
 
 Ct2Model import_ct2(const std::string& dir, const std::string& sentencepiece) {
   const std::string config_path = dir + "/config.json";
-  const nlohmann::json config = read_json_file(config_path);
+  // CTranslate2 before 3.0 wrote no config.json: its defaults then (eos "</s>", start "<s>")
+  const nlohmann::json config = fs::exists(config_path) ? read_json_file(config_path) : nlohmann::json::object();
   check(config.is_object(), config_path, ": not a JSON object");
   const Ct2ModelBin bin = io::read_ct2_model_bin(dir + "/model.bin");
   TransformerConfig c = ct2_config(bin, config, dir);
@@ -315,7 +316,7 @@ Ct2Model import_ct2(const std::string& dir, const std::string& sentencepiece) {
   Ct2Model out;
   out.model = transformer_from_tensors(c, ct2_tensors(bin, c), bin.source);
   // CTranslate2's translate_batch defaults (docs/notes/ct2-rules.md)
-  out.translate_defaults = {{"search_rules", "transformers"}, {"early_stopping", true},   {"beam_size", 2},
+  out.translate_defaults = {{"search_rules", "ctranslate2"},   {"beam_size", 2},
                             {"length_penalty", 1.0},          {"min_decoding_length", 1}, {"renormalize_logits", true},
                             {"eos_at_max_len", false},        {"max_decoding_length", std::min<int64_t>(256, c.max_len)}};
   // the tokenizer: SentencePiece's pieces looked up in CTranslate2's vocabularies

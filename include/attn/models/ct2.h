@@ -32,7 +32,7 @@
 
 namespace attn {
 
-// Whether dir holds model.bin and config.json.
+// Whether dir holds model.bin (config.json, which CTranslate2 writes since 3.0, is optional).
 bool is_ct2_dir(const std::string& dir);
 
 // The model of a CTranslate2 directory, its tokenizer entry (decode/text.h; null when the
@@ -40,9 +40,9 @@ bool is_ct2_dir(const std::string& dir);
 // or `sentencepiece` given), the files that entry names, and CTranslate2's search as attn's
 // translate_defaults (translate/model_defaults.h): translate_batch's defaults (beam 2, length
 // penalty 1, min_decoding_length 1, log-probs renormalised after the masking, the output cut at
-// max_decoding_length 256 or the position table, no eos forced) with transformers' rules for
-// finishing hypotheses, which are CTranslate2's. An unsupported spec names the file and the
-// variable.
+// max_decoding_length 256 or the position table, no eos forced) and its rules for finishing
+// hypotheses (search_rules "ctranslate2", decode/search.h). An unsupported spec names the file
+// and the variable.
 struct Ct2Model {
   Transformer model;
   nlohmann::json tokenizer;          // null: token ids in and out
