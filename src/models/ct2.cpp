@@ -98,7 +98,8 @@ int64_t count_layers(const Ct2ModelBin& m, const std::string& stack) {
   for (const auto& [name, v] : m.variables) look(name);
   for (const auto& [alias, target] : m.aliases) look(alias);
   const int64_t n = static_cast<int64_t>(seen.size());
-  check(n > 0 && *seen.rbegin() == n - 1, m.source, ": the ", stack, " layers are not layer_0 .. layer_", n - 1);
+  check(n > 0, m.source, ": no \"", stack, "/layer_N/...\" variable (a ", stack, " without layers)");
+  check(*seen.rbegin() == n - 1, m.source, ": the ", stack, " layers are not layer_0 .. layer_", n - 1);
   return n;
 }
 
