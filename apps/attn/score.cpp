@@ -86,7 +86,7 @@ int run_score(int argc, char** argv) {
     config.src_vocab = std::min(config.src_vocab, m.common().src_vocab);
     config.max_len = std::min(config.max_len, m.common().max_len);
   }
-  auto sources = tokenizers ? encode_score_lines(data::read_lines(src_path), src_path, *tokenizers.source, config.eos_id, config.max_len)
+  auto sources = tokenizers ? encode_score_lines(data::read_lines(src_path), src_path, *tokenizers.source, tokenizers.source_eos ? config.eos_id : -1, config.max_len)
                            : read_id_file(src_path, config.src_vocab, config.max_len);
   auto targets = tokenizers ? encode_score_lines(data::read_lines(tgt_path), tgt_path, *tokenizers.target, -1, config.max_len)
                            : read_id_file(tgt_path, config.tgt_vocab, config.max_len - 1);  // bos goes first

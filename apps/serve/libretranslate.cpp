@@ -3,8 +3,9 @@
 //   POST /translate {"q": "..." | [...], "source": "en", "target": "de", "format": "text"}
 //     -> {"translatedText": "..." | [...]}
 //   GET /languages -> [{"code": "en", "name": "en", "targets": ["de"]}]
-// The model is the one served as SOURCE-TARGET (--model en-de=DIR); with a single translation
-// model that reads text, that one whatever the languages. Errors are LibreTranslate's {"error": "..."} too.
+// The model is the one whose languages (config.json's "languages", an imported Argos package's, or
+// the name SOURCE-TARGET: --model en-de=DIR) are the request's; with a single translation model
+// that reads text, that one whatever the languages. Errors are LibreTranslate's {"error": "..."} too.
 #include "service.h"
 
 namespace attn::serve {
@@ -19,10 +20,7 @@ Outcome Service::libretranslate(const nlohmann::json& body) {
   for (const auto& m : models_) {
     if (m->classifier || !m->tokenizers()) continue;
     ++translation_models;
-    if (m->name == source + "-" + target) name = m->name;
-    if (source == "auto" && m->name.size() > target.size() + 1 &&
-        m->name.compare(m->name.size() - target.size() - 1, std::string::npos, "-" + target) == 0)
-      name = m->name;
+    if (m->target.code == target && (m->source.code == source || source == "auto") && name.empty()) name = m->name;
   }
   if (name.empty() && translation_models == 1)
     for (const auto& m : models_)
@@ -36,14 +34,15 @@ Outcome Service::libretranslate(const nlohmann::json& body) {
 }
 
 nlohmann::json Service::languages() const {
-  std::map<std::string, std::vector<std::string>> targets;
+  std::map<std::string, std::pair<std::string, std::vector<std::string>>> targets;  // code -> name, targets
   for (const auto& m : models_) {
-    const size_t dash = m->name.find('-');
-    if (m->classifier || dash == std::string::npos || !m->tokenizers()) continue;
-    targets[m->name.substr(0, dash)].push_back(m->name.substr(dash + 1));
+    if (m->classifier || m->source.code.empty() || !m->tokenizers()) continue;
+    auto& entry = targets[m->source.code];
+    entry.first = m->source.name;
+    entry.second.push_back(m->target.code);
   }
   nlohmann::json list = nlohmann::json::array();
-  for (const auto& [code, to] : targets) list.push_back({{"code", code}, {"name", code}, {"targets", to}});
+  for (const auto& [code, entry] : targets) list.push_back({{"code", code}, {"name", entry.first}, {"targets", entry.second}});
   return list;
 }
 

@@ -47,6 +47,30 @@ nlohmann::json ServedModel::describe() const {
   return j;
 }
 
+namespace {
+
+void set_languages(ServedModel& m, const nlohmann::json& config) {
+  const std::string where = m.dir + "/config.json: \"languages\"";
+  if (config.contains("languages")) {
+    const nlohmann::json& l = config["languages"];
+    for (auto [key, side] : {std::pair{"source", &m.source}, std::pair{"target", &m.target}}) {
+      check(l.is_object() && l.contains(key) && l[key].is_object() && l[key].contains("code") && l[key]["code"].is_string(),
+            where, " needs {\"source\": {\"code\": ..., \"name\": ...}, \"target\": {...}}");
+      side->code = l[key]["code"].get<std::string>();
+      side->name = l[key].value("name", "");
+      if (side->name.empty()) side->name = side->code;
+    }
+    return;
+  }
+  const size_t dash = m.name.find('-');
+  if (dash == std::string::npos || dash == 0 || dash + 1 == m.name.size() || m.name.find('-', dash + 1) != std::string::npos)
+    return;
+  m.source = {m.name.substr(0, dash), m.name.substr(0, dash)};
+  m.target = {m.name.substr(dash + 1), m.name.substr(dash + 1)};
+}
+
+}  // namespace
+
 std::unique_ptr<ServedModel> load_served_model(const ModelSpec& spec) {
   auto m = std::make_unique<ServedModel>();
   m->name = spec.name;
@@ -58,6 +82,7 @@ std::unique_ptr<ServedModel> load_served_model(const ModelSpec& spec) {
     prepare(m->classifier->model, m->precision, Use::inference);  // weights converted once
     return m;
   }
+  set_languages(*m, config);
   TranslatorOptions o;
   o.models = {spec.dir};
   o.precision = m->precision;

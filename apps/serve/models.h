@@ -30,8 +30,16 @@ struct ModelSpec {
 };
 ModelSpec parse_model_spec(const std::string& text);
 
+// A language a model reads or writes: its code ("en") and name ("English"; the code when unknown).
+struct Language {
+  std::string code, name;
+};
+
 struct ServedModel {
   std::string name, dir;
+  // config.json's "languages" (an imported Argos package's, say), else the name's "SOURCE-TARGET"
+  // (--model en-de=DIR); empty codes when neither says
+  Language source, target;
   Precision precision = Precision::fp32;
   std::optional<Translator> translator;        // a translation model (Transformer or RNN), its tokenizer
                                                // (none: token ids only) and --shortlist NAME=FILE

@@ -19,7 +19,7 @@ std::vector<std::vector<int32_t>> token_rows(const nlohmann::json& body, const S
   std::vector<std::vector<int32_t>> rows;
   for (const std::string& text : sentences_field(body, text_key, limits)) {
     rows.push_back(tok.encode(text));
-    if (add_eos) rows.back().push_back(m.seq2seq().common().eos_id);
+    if (add_eos && tokenizers.source_eos) rows.back().push_back(m.seq2seq().common().eos_id);
   }
   return rows;
 }

@@ -93,7 +93,7 @@ nlohmann::json translation_doc(const Seq2Seq& m, const Tokenizers& tokenizers, c
   const data::Tokenizer* tok = tokenizers.source.get();
   const data::Tokenizer* target_tok = tokenizers.target.get();
   std::vector<int32_t> src = tok ? tok->encode(f.src) : parse_ids(f.src, c.src_vocab, "--src");
-  if (tok) src.push_back(c.eos_id);  // the model's source is x + eos, as in training
+  if (tok && tokenizers.source_eos) src.push_back(c.eos_id);  // the model's source is x + eos, as in training
   check(!src.empty(), "--src is empty");
   std::vector<int32_t> tgt;
   if (!f.tgt.empty()) tgt = target_tok ? target_tok->encode(f.tgt) : parse_ids(f.tgt, c.tgt_vocab, "--tgt");

@@ -76,22 +76,23 @@ FittedSource fit_ids(std::vector<int32_t> ids, size_t max_ids, OnLong policy, co
 
 FittedSource fit_text(const data::Tokenizer& tokenizer, const std::string& text, int32_t eos, size_t max_ids,
                       OnLong policy, const std::string& where) {
-  check(max_ids >= 2, where, ": the model's positions (", max_ids, ") leave no room for a token and eos");
+  const size_t tail = eos >= 0 ? 1 : 0;  // no eos: a model whose sources have none (Argos')
+  check(max_ids >= 1 + tail, where, ": the model's positions (", max_ids, ") leave no room for a token and eos");
   FittedSource f;
   std::vector<int32_t> ids = tokenizer.encode(text);
-  f.tokens = ids.size() + 1;
+  f.tokens = ids.size() + tail;
   if (ids.empty()) return f;  // blank: no sentence
   if (f.tokens > max_ids && policy == OnLong::error) refuse(where, f.tokens, max_ids);
   if (f.tokens <= max_ids || policy == OnLong::truncate) {
     f.truncated = f.tokens > max_ids;
-    if (f.truncated) ids.resize(max_ids - 1);
-    ids.push_back(eos);
+    if (f.truncated) ids.resize(max_ids - tail);
+    if (tail) ids.push_back(eos);
     f.pieces.push_back(std::move(ids));
     return f;
   }
-  for (const std::string& group : word_groups(tokenizer, text, max_ids - 1))
-    for (std::vector<int32_t>& piece : equal_pieces(tokenizer.encode(group), max_ids - 1)) {
-      piece.push_back(eos);
+  for (const std::string& group : word_groups(tokenizer, text, max_ids - tail))
+    for (std::vector<int32_t>& piece : equal_pieces(tokenizer.encode(group), max_ids - tail)) {
+      if (tail) piece.push_back(eos);
       f.pieces.push_back(std::move(piece));
     }
   return f;

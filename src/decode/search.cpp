@@ -16,7 +16,7 @@ double length_penalty(int64_t len, double alpha) {
 }
 
 double length_normaliser(int64_t len, double alpha, SearchRules rules) {
-  return rules == SearchRules::transformers ? std::pow(static_cast<double>(len), alpha) : length_penalty(len, alpha);
+  return rules != SearchRules::attn ? std::pow(static_cast<double>(len), alpha) : length_penalty(len, alpha);
 }
 
 namespace {

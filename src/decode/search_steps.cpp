@@ -120,6 +120,24 @@ void advance_transformers(SentenceSearch& s, const std::vector<TopK>& best, int 
   s.done = s.stopped || s.alive.empty() || s.steps >= s.max_len;
 }
 
+// The last step (max_len) of CTranslate2's beam search: each of the K best candidates ends, eos or
+// not (decoding.cc: is_last_step registers them all), and they join the finished ones.
+void end_ctranslate2(SentenceSearch& s, const std::vector<TopK>& best, int k, double alpha, int32_t eos) {
+  std::vector<Candidate> cands = sorted_candidates(s, best, true);
+  if (cands.size() > static_cast<size_t>(k)) cands.resize(static_cast<size_t>(k));
+  for (const Candidate& c : cands) {
+    std::vector<int32_t> tokens = s.alive[c.parent].tokens;
+    const bool ended = c.token == eos;
+    if (!ended) tokens.push_back(c.token);
+    const int64_t len = static_cast<int64_t>(tokens.size()) + (ended ? 1 : 0);  // the eos counts
+    s.finished.push_back({std::move(tokens), c.logprob,
+                          c.logprob / length_normaliser(len, alpha, SearchRules::ctranslate2), ended});
+  }
+  keep_best_finished(s, k);
+  s.alive.clear();
+  s.stopped = s.done = true;
+}
+
 // One step of torch_ref.py's beam_search for one sentence, given the k best tokens of every row
 // of the step's log-probs; s.steps counts this step.
 void advance(SentenceSearch& s, const std::vector<TopK>& best, int k, double alpha, int32_t eos) {
@@ -238,7 +256,7 @@ bool search_step(RowDecoder& decoder, std::vector<SentenceSearch>& sentences, co
   if (tokens.empty()) return false;
   // The k best of each row; straight from the logits when nothing rewrites the log-probs.
   std::vector<TopK> best(tokens.size());
-  const bool hf = o.rules == SearchRules::transformers;
+  const bool hf = o.rules != SearchRules::attn;  // transformers' or CTranslate2's
   const int proposals = hf ? 2 * o.beam : o.beam;  // each live prefix's
   if (decoder.step_logits && !constrained(sentences, constraints, o.eos_at_max_len)) {
     decoder.step_logits(tokens, [&](int64_t first, const Tensor& logits) { top_k_rows(logits, proposals, true, first, best); });
@@ -254,7 +272,9 @@ bool search_step(RowDecoder& decoder, std::vector<SentenceSearch>& sentences, co
     if (s.done) continue;
     size_t before = s.alive.size();
     s.steps += 1;
-    if (hf) advance_transformers(s, best, o.beam, o.length_penalty, decoder.eos_id, o.early_stopping);
+    if (o.rules == SearchRules::ctranslate2 && s.steps >= s.max_len) end_ctranslate2(s, best, o.beam, o.length_penalty, decoder.eos_id);
+    else if (hf) advance_transformers(s, best, o.beam, o.length_penalty, decoder.eos_id,
+                                      o.early_stopping || o.rules == SearchRules::ctranslate2);
     else advance(s, best, o.beam, o.length_penalty, decoder.eos_id);
     same_sources = same_sources && !s.done && s.alive.size() == before;
     if (s.done) continue;
@@ -281,7 +301,7 @@ std::vector<Hypothesis> results(const SentenceSearch& s, const SearchOptions& o)
   std::vector<Hypothesis> out = s.finished;
   // attn: the live prefixes stand in when nothing finished; transformers' finalize: they compete
   // unless the stopping rule ended the search
-  const bool hf = o.rules == SearchRules::transformers;
+  const bool hf = o.rules != SearchRules::attn;
   if (out.empty() || (hf && !s.stopped)) {
     for (const Prefix& p : s.alive)
       out.push_back({p.tokens, p.logprob,

@@ -69,6 +69,7 @@ Tokenizers load_tokenizers(const std::string& dir, const nlohmann::json& config)
   out.source = side(dir, t, "source", rules, where);
   // one object when both sides name the same files, as a shared vocabulary is one tokenizer
   out.target = t["target"] == t["source"] ? out.source : side(dir, t, "target", rules, where);
+  out.source_eos = entry(t, "source_eos", true, where + ": tokenizer");
   return out;
 }
 

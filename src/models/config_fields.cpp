@@ -9,7 +9,7 @@ namespace attn::config_fields {
 const std::set<std::string>& not_the_networks() {
   static const std::set<std::string> keys = {"model",     "task",            "tokenizer",    "training",
                                              "precision", "int8_weight_max", "imported_from", "suppress_ids",
-                                             "translate_defaults"};
+                                             "translate_defaults", "languages"};
   return keys;
 }
 

@@ -80,11 +80,12 @@ std::vector<OptionField> make_fields() {
   f.push_back(real("length_penalty", "--length-penalty", 0, 100,
                    [](TranslateOptions& o) -> Slot { return &o.search.length_penalty; }, "",
                    "alpha of the GNMT length penalty ((5+len)/6)^alpha (transformers' rules: len^alpha)"));
-  f.push_back(choice("search_rules", "--search-rules", {"attn", "transformers"},
+  f.push_back(choice("search_rules", "--search-rules", {"attn", "transformers", "ctranslate2"},
                      [](TranslateOptions& o) -> Slot { return &o.search.rules; }, "",
-                     "whose beam search: attn's, or transformers' generate() (the 2K best candidates, score "
-                     "logprob / len^alpha): for models imported from Hugging Face, with --length-penalty 1 "
-                     "(docs/models.md); an imported model's default"));
+                     "whose beam search: attn's, transformers' generate() (the 2K best candidates, score "
+                     "logprob / len^alpha): for models imported from Hugging Face, with --length-penalty 1, or "
+                     "CTranslate2's translate_batch (transformers' with early stopping; at the maximum length every "
+                     "live output competes) (docs/models.md); an imported model's default"));
   f.push_back(on_off("early_stopping", "--early-stopping", [](TranslateOptions& o) -> Slot { return &o.search.early_stopping; },
                      "", "with --search-rules transformers: a sentence is done once beam outputs are finished "
                          "(transformers' early_stopping=True; without it, its default heuristic; =false turns an imported "

@@ -143,7 +143,7 @@ SourceLine Translator::text_line(const std::string& text, int64_t number, const 
   line.number = number;
   if (data::is_blank(text)) return line;
   const Seq2SeqCommon c = config();
-  FittedSource f = fit_text(source_tokenizer(), text, c.eos_id, static_cast<size_t>(c.max_len), on_long, where);
+  FittedSource f = fit_text(source_tokenizer(), text, tokenizers().source_eos ? c.eos_id : -1, static_cast<size_t>(c.max_len), on_long, where);
   line.pieces = std::move(f.pieces);
   line.tokens = f.tokens;
   line.truncated = f.truncated;

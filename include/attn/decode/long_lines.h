@@ -27,7 +27,7 @@ struct FittedSource {
 // Ids as given (--ids): pieces of at most max_ids ids, as equal in length as can be.
 FittedSource fit_ids(std::vector<int32_t> ids, size_t max_ids, OnLong policy, const std::string& where);
 
-// Text: tokenised, each piece ending with eos. Split pieces end at spaces between words (a word
+// Text: tokenised, each piece ending with eos (none when eos < 0). Split pieces end at spaces between words (a word
 // longer than a piece is cut between its tokens), so no word is torn apart when it can be helped.
 FittedSource fit_text(const data::Tokenizer& tokenizer, const std::string& text, int32_t eos, size_t max_ids,
                       OnLong policy, const std::string& where);

@@ -55,7 +55,11 @@ struct SamplingOptions {
 //     step's best total log-prob over this step's length^alpha (BeamHypotheses.is_done);
 //   - one stopped at max_len ranks its live prefixes with the finished ones, each scored
 //     logprob / len^alpha, the K best kept (BeamSearchScorer.finalize).
-enum class SearchRules { attn, transformers };
+// Or CTranslate2's translate_batch (src/decoding.cc, docs/notes/ct2-rules.md): transformers' rules
+// with early_stopping=True, but the step that reaches max_len ends each of its K best candidates,
+// eos or not, and they all compete with those finished before (a cut output can win over one that
+// finished at that step, where transformers ranks it only when fewer than K finished).
+enum class SearchRules { attn, transformers, ctranslate2 };
 
 struct SearchOptions {
   int beam = 4;                 // K; 1 is greedy

@@ -7,7 +7,7 @@
 //   "tokenizer": {"source": {"sentencepiece": "source.spm", "vocabulary": "vocab.json"},
 //                 "target": {"sentencepiece": "target.spm", "vocabulary": "vocab.json"},
 //                 "specials": ["</s>", "<unk>", "<pad>"], "unk": "<unk>",
-//                 "language_codes": true, "clean_up_spaces": false}
+//                 "language_codes": true, "clean_up_spaces": false, "source_eos": true}
 #pragma once
 
 #include <memory>
@@ -25,6 +25,9 @@ namespace attn {
 // (attn's models), null for a model that reads and writes token ids only.
 struct Tokenizers {
   std::shared_ptr<const data::Tokenizer> source, target;
+  // Whether a source's ids end with eos: attn's models and OPUS-MT's (MarianTokenizer appends it)
+  // do; an Argos package's OpenNMT models do not ("source_eos": false in the tokenizer entry).
+  bool source_eos = true;
   explicit operator bool() const { return source != nullptr; }
 };
 
