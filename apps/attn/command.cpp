@@ -9,6 +9,7 @@ int run_average(int argc, char** argv);
 int run_import(int argc, char** argv);
 int run_import_torch(int argc, char** argv);
 int run_export_torch(int argc, char** argv);
+int run_export(int argc, char** argv);
 int run_bleu(int, char**);
 int run_translate(int argc, char** argv);
 int run_score(int argc, char** argv);
@@ -26,9 +27,10 @@ const std::vector<Command>& commands() {
       {"demo", "a short tour of the core: tensors, autodiff, attention", run_demo},
       {"train", "train a model from a config file (translation or classification)", run_train},
       {"average", "average the last checkpoints into a model (the paper's last 5)", run_average},
-      {"import", "a model another toolkit made (Hugging Face Marian: OPUS-MT) as an attn model", run_import},
+      {"import", "a model another toolkit made (Hugging Face Marian, CTranslate2, Argos) as an attn model", run_import},
       {"import-torch", "convert a torch_ref.py directory (config.json + weights.npz) to an attn model", run_import_torch},
       {"convert", "store a model's linear layers in int8 or bf16: a smaller directory that loads in that precision", run_convert},
+      {"export", "write an attn model as another toolkit's (--to ct2: a CTranslate2 directory)", run_export},
       {"export-torch", "write an attn model as a torch_ref.py directory", run_export_torch},
       {"translate", "translate text or ids: greedy, beam or sampling; ensembles, target prefixes (docs/decoding.md)", run_translate},
       {"attend", "the attention weights of a model on a sentence: an HTML page, SVG heatmaps or JSON", run_attend},

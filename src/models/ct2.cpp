@@ -142,7 +142,7 @@ bool is_ct2_dir(const std::string& dir) {
   return fs::is_directory(dir) && fs::exists(dir + "/model.bin");
 }
 
-TransformerConfig ct2_config(const Ct2ModelBin& m, const nlohmann::json& config, const std::string& dir) {
+TransformerConfig ct2_config(const Ct2ModelBin& m, const nlohmann::json& config, const std::string& dir, int32_t pad) {
   const std::string config_path = dir + "/config.json";
   check(m.spec == "TransformerSpec", m.source, ": spec \"", m.spec, "\"; attn reads TransformerSpec (encoder-decoder)");
   refuse_unsupported(m, config, config_path);
@@ -151,8 +151,9 @@ TransformerConfig ct2_config(const Ct2ModelBin& m, const nlohmann::json& config,
   const Ct2Variable& tgt_embed = need(m, "decoder/embeddings/weight");
   check(src_embed.shape.size() == 2 && tgt_embed.shape.size() == 2, m.source, ": embeddings are not [vocabulary, d]");
   c.d_model = src_embed.shape[1];
-  c.src_vocab = src_embed.shape[0] + 1;  // + the padding id (models/ct2.h)
-  c.tgt_vocab = tgt_embed.shape[0] + 1;
+  const int64_t added = pad < 0 ? 1 : 0;  // + the padding id (models/ct2.h), unless it has one
+  c.src_vocab = src_embed.shape[0] + added;
+  c.tgt_vocab = tgt_embed.shape[0] + added;
   c.encoder_layers = count_layers(m, "encoder");
   c.decoder_layers = count_layers(m, "decoder");
   c.heads = static_cast<int64_t>(both(m, "num_heads", 8));
@@ -184,8 +185,9 @@ TransformerConfig ct2_config(const Ct2ModelBin& m, const nlohmann::json& config,
   c.share_embeddings = c.src_vocab == c.tgt_vocab && same_values(m, source_embeddings(m), "decoder/embeddings/weight");
   c.tie_output = same_values(m, "decoder/projection/weight", "decoder/embeddings/weight");
   c.dropout = 0;
-  // the padding id is the one added last (models/ct2.h); eos and the start token are import_ct2's
-  c.pad_id = static_cast<int32_t>(c.tgt_vocab - 1);
+  // the padding id is the one added last (models/ct2.h), or the vocabulary's; eos and the start
+  // token are import_ct2's
+  c.pad_id = pad < 0 ? static_cast<int32_t>(c.tgt_vocab - 1) : pad;
   try {
     c.validate();
   } catch (const Error& e) {
@@ -216,17 +218,20 @@ Tensor ct2_sinusoid(int64_t rows, int64_t d) {
 }
 
 // attn's tensors (models/transformer.h's names) from the spec's variables.
-std::map<std::string, Tensor> ct2_tensors(const Ct2ModelBin& m, const TransformerConfig& c) {
+// `add_pad`: the padding id is added (a zero embedding row, a -1e30 output bias).
+std::map<std::string, Tensor> ct2_tensors(const Ct2ModelBin& m, const TransformerConfig& c, bool add_pad) {
   std::map<std::string, Tensor> out;
   const int64_t d = c.d_model;
-  out["src_embed.weight"] = with_row(weight(m, source_embeddings(m)), 0.0f);
-  if (!c.share_embeddings) out["tgt_embed.weight"] = with_row(weight(m, "decoder/embeddings/weight"), 0.0f);
+  auto vocabulary_rows = [&](Tensor t, float last) { return add_pad ? with_row(t, last) : t; };
+  out["src_embed.weight"] = vocabulary_rows(weight(m, source_embeddings(m)), 0.0f);
+  if (!c.share_embeddings) out["tgt_embed.weight"] = vocabulary_rows(weight(m, "decoder/embeddings/weight"), 0.0f);
   out["pos_embed.weight"] = m.find("decoder/position_encodings/encodings")
                                 ? weight(m, "decoder/position_encodings/encodings")
                                 : ct2_sinusoid(c.max_len, d);
-  if (!c.tie_output) out["generator.weight"] = with_row(weight(m, "decoder/projection/weight"), 0.0f);
-  // the padding id is never an output: its logit is -1e30 (models/ct2.h)
-  out["generator.bias"] = with_row(bias_or_zeros(m, "decoder/projection/bias", c.tgt_vocab - 1), kNeverLogit);
+  if (!c.tie_output) out["generator.weight"] = vocabulary_rows(weight(m, "decoder/projection/weight"), 0.0f);
+  // an added padding id is never an output: its logit is -1e30 (models/ct2.h)
+  out["generator.bias"] = vocabulary_rows(bias_or_zeros(m, "decoder/projection/bias", c.tgt_vocab - (add_pad ? 1 : 0)),
+                                          kNeverLogit);
   auto linear = [&](const std::string& from, const std::string& to, int64_t rows) {
     out[to + "weight"] = weight(m, from + "/weight");
     out[to + "bias"] = bias_or_zeros(m, from + "/bias", rows);
@@ -285,7 +290,6 @@ Ct2Model import_ct2(const std::string& dir, const std::string& sentencepiece) {
   const nlohmann::json config = fs::exists(config_path) ? read_json_file(config_path) : nlohmann::json::object();
   check(config.is_object(), config_path, ": not a JSON object");
   const Ct2ModelBin bin = io::read_ct2_model_bin(dir + "/model.bin");
-  TransformerConfig c = ct2_config(bin, config, dir);
   // the vocabularies (models/sequence_to_sequence.cc): shared_vocabulary, else source and target
   const std::string shared = first_existing(dir, {"shared_vocabulary.json", "shared_vocabulary.txt"});
   const std::string src_vocab =
@@ -296,10 +300,23 @@ Ct2Model import_ct2(const std::string& dir, const std::string& sentencepiece) {
         "target_vocabulary.json (.txt) beside model.bin");
   const data::PieceVocabulary source = data::read_piece_vocabulary(dir + "/" + src_vocab);
   const data::PieceVocabulary target = data::read_piece_vocabulary(dir + "/" + tgt_vocab);
-  check(source.size() == c.src_vocab - 1, dir, "/", src_vocab, ": ", source.size(), " tokens, but model.bin's encoder ",
-        "embeddings have ", c.src_vocab - 1, " rows");
-  check(target.size() == c.tgt_vocab - 1, dir, "/", tgt_vocab, ": ", target.size(), " tokens, but model.bin's decoder ",
-        "embeddings have ", c.tgt_vocab - 1, " rows");
+  // attn export's "pad_token": the vocabulary's own padding id (one id of both vocabularies), so
+  // that a model attn exported comes back with the same tensors
+  int32_t pad = -1;
+  if (config.contains("pad_token")) {
+    const std::string token = token_setting(config, "pad_token", "", config_path);
+    pad = target.find(token);
+    check(pad >= 0 && source.find(token) == pad, config_path, ": \"pad_token\" \"", token, "\" is not one id of ",
+          src_vocab, " and ", tgt_vocab);
+    check(scalar_or(bin, "decoder/start_from_zero_embedding", 0) == 0, config_path, ": \"pad_token\" with ",
+          "start_from_zero_embedding, which attn computes with a padding id of its own");
+  }
+  TransformerConfig c = ct2_config(bin, config, dir, pad);
+  const int64_t added = pad < 0 ? 1 : 0;
+  check(source.size() == c.src_vocab - added, dir, "/", src_vocab, ": ", source.size(), " tokens, but model.bin's ",
+        "encoder embeddings have ", c.src_vocab - added, " rows");
+  check(target.size() == c.tgt_vocab - added, dir, "/", tgt_vocab, ": ", target.size(), " tokens, but model.bin's ",
+        "decoder embeddings have ", c.tgt_vocab - added, " rows");
   const std::string eos = token_setting(config, "eos_token", "</s>", config_path);
   const std::string unk = token_setting(config, "unk_token", "<unk>", config_path);
   const std::string bos = token_setting(config, "bos_token", "<s>", config_path);
@@ -315,7 +332,7 @@ Ct2Model import_ct2(const std::string& dir, const std::string& sentencepiece) {
   check(!detail::hf_value(config, "add_source_bos", false, config_path, "a CTranslate2 config"), config_path,
         ": \"add_source_bos\" is true; attn's sources end with eos and start with no bos");
   Ct2Model out;
-  out.model = transformer_from_tensors(c, ct2_tensors(bin, c), bin.source);
+  out.model = transformer_from_tensors(c, ct2_tensors(bin, c, pad < 0), bin.source);
   // CTranslate2's translate_batch defaults (docs/notes/ct2-rules.md)
   out.translate_defaults = {{"search_rules", "ctranslate2"},   {"beam_size", 2},
                             {"length_penalty", 1.0},          {"min_decoding_length", 1}, {"renormalize_logits", true},

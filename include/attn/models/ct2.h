@@ -53,7 +53,20 @@ struct Ct2Model {
 // target.spm, if it has them).
 Ct2Model import_ct2(const std::string& dir, const std::string& sentencepiece = "");
 
-// The configuration and attn's tensors of a model.bin (exposed for tests).
-TransformerConfig ct2_config(const io::Ct2ModelBin& m, const nlohmann::json& config, const std::string& dir);
+// The configuration of a model.bin (exposed for tests). `pad`: the id of a padding token the
+// vocabulary has (config.json's "pad_token", which attn export writes), or -1: one is added.
+TransformerConfig ct2_config(const io::Ct2ModelBin& m, const nlohmann::json& config, const std::string& dir,
+                             int32_t pad = -1);
+
+// attn export --to ct2: the CTranslate2 directory of an attn Transformer model directory, which
+// ctranslate2.Translator runs and import_ct2 reads back to the same tensors: model.bin (float32;
+// attn's in_proj as the fused linear_0, cross-attention's rows split into q and k/v, the position
+// table stored, shared weights as aliases), config.json (the tokens of bos, eos, unk and the
+// decoder start; add_source_eos as attn's tokenizer appends eos; attn's "pad_token"),
+// shared_vocabulary.json (or source_ and target_vocabulary.json), and the SentencePiece models as
+// source.spm and target.spm. Written under a temporary name and renamed into place.
+void export_ct2(const std::string& model_dir, const std::string& out_dir);
+// The model.bin variables of a Transformer (exposed for tests).
+io::Ct2ModelBin ct2_model_bin(const Transformer& m);
 
 }  // namespace attn
