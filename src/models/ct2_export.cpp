@@ -25,16 +25,6 @@ const Tensor& tensor(const Transformer& m, const std::string& key) {
   return it->second.value();
 }
 
-// rows [from, to) of t (its first dimension), a copy
-Tensor rows(const Tensor& t, int64_t from, int64_t to) {
-  const Tensor c = t.contiguous();
-  Shape shape = c.shape();
-  const int64_t width = c.numel() / shape[0];
-  shape[0] = to - from;
-  std::vector<float> v(c.data<float>() + from * width, c.data<float>() + to * width);
-  return Tensor::from_vector(v, shape);
-}
-
 // Each of the target's ids as a token: the tokenizer's pieces, then (a model whose vocabulary is
 // larger than its tokenizer's) placeholders no text produces. CTranslate2 looks tokens up by
 // string, so they must be distinct.
@@ -113,13 +103,14 @@ Ct2ModelBin ct2_model_bin(const Transformer& m) {
     linear(s + "/self_attention/linear_0", a + "self_attn.in_proj_");
     linear(s + "/self_attention/linear_1", a + "self_attn.out_proj.");
     norm(s + "/self_attention/layer_norm", a + "norm1");
-    // cross-attention: attn's in_proj rows [0, d) are the query (linear_0), [d, 3d) the key and value (linear_1)
+    // cross-attention: attn's in_proj rows [0, d) are the query (linear_0), [d, 3d) the key and value
+    // (linear_1); ct2_from_float copies each view's values
     const Tensor& w = tensor(m, a + "multihead_attn.in_proj_weight");
     const Tensor& bias = tensor(m, a + "multihead_attn.in_proj_bias");
-    put(s + "/attention/linear_0/weight", rows(w, 0, d));
-    put(s + "/attention/linear_0/bias", rows(bias, 0, d));
-    put(s + "/attention/linear_1/weight", rows(w, d, 3 * d));
-    put(s + "/attention/linear_1/bias", rows(bias, d, 3 * d));
+    put(s + "/attention/linear_0/weight", w.slice(0, 0, d));
+    put(s + "/attention/linear_0/bias", bias.slice(0, 0, d));
+    put(s + "/attention/linear_1/weight", w.slice(0, d, 3 * d));
+    put(s + "/attention/linear_1/bias", bias.slice(0, d, 3 * d));
     linear(s + "/attention/linear_2", a + "multihead_attn.out_proj.");
     norm(s + "/attention/layer_norm", a + "norm2");
     linear(s + "/ffn/linear_0", a + "linear1.");

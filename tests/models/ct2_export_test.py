@@ -18,28 +18,21 @@ import subprocess
 import sys
 import tempfile
 
-REFERENCE_PYTHON = os.path.join(os.environ.get("ATTN_REF_VENV", "/work/venv-ref"), "bin", "python")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_venv import lines_of, reexec_or_skip  # noqa: E402  (standard library only)
+
 try:
     import ctranslate2
     import numpy as np
     import sentencepiece
 except ImportError as e:
-    if os.path.exists(REFERENCE_PYTHON) and not os.environ.get("ATTN_REF_REEXEC"):
-        os.environ["ATTN_REF_REEXEC"] = "1"
-        os.execv(REFERENCE_PYTHON, [REFERENCE_PYTHON] + sys.argv)
-    print(f"SKIP: {e} (scripts/setup.sh --reference makes the venv this test runs in: {REFERENCE_PYTHON})")
-    sys.exit(77)
+    reexec_or_skip(e)  # ctest runs Debian's python3: the reference venv runs the test
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED = os.environ.get("ATTN_SHARED_DIR", os.path.join(HERE, "..", "..", "..", "shared"))
 CORPUS = os.path.join(SHARED, "data", "mt-ende")
 SENTENCES = 200
 MAX_LEN = 40  # output tokens, eos included, in both toolkits
-
-
-def lines_of(path, n):
-    with open(path, encoding="utf-8") as f:
-        return [line.rstrip("\n") for _, line in zip(range(n), f)]
 
 
 def train(attn, work):

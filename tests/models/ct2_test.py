@@ -37,17 +37,15 @@ import tempfile
 import urllib.request
 import zipfile
 
-REFERENCE_PYTHON = os.path.join(os.environ.get("ATTN_REF_VENV", "/work/venv-ref"), "bin", "python")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_venv import lines_of, reexec_or_skip  # noqa: E402  (standard library only)
+
 try:
     import ctranslate2
     import torch
     from transformers import MarianTokenizer
 except ImportError as e:
-    if os.path.exists(REFERENCE_PYTHON) and not os.environ.get("ATTN_REF_REEXEC"):
-        os.environ["ATTN_REF_REEXEC"] = "1"
-        os.execv(REFERENCE_PYTHON, [REFERENCE_PYTHON] + sys.argv)
-    print(f"SKIP: {e} (scripts/setup.sh --reference makes the venv this test runs in: {REFERENCE_PYTHON})")
-    sys.exit(77)
+    reexec_or_skip(e)  # ctest runs Debian's python3: the reference venv runs the test
 
 torch.set_num_threads(1)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -58,11 +56,6 @@ CORPUS = os.path.join(SHARED, "data", "mt-ende")
 SENTENCES = 200
 TOLERANCE = 1e-4
 MAX_DECODING = 60  # for the explicit beam 1 / beam 4 runs: short enough to keep the test quick
-
-
-def lines_of(path, n):
-    with open(path, encoding="utf-8") as f:
-        return [next(f).rstrip("\n") for _ in range(n)]
 
 
 def make_marian(out, *flags):

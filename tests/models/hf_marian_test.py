@@ -23,17 +23,14 @@ import subprocess
 import sys
 import tempfile
 
-REFERENCE_PYTHON = os.path.join(os.environ.get("ATTN_REF_VENV", "/work/venv-ref"), "bin", "python")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_venv import lines_of, reexec_or_skip  # noqa: E402  (standard library only)
+
 try:
     import torch
     from transformers import MarianMTModel, MarianTokenizer
 except ImportError as e:
-    # ctest runs Debian's python3: the reference venv's interpreter, when there is one, runs the test
-    if os.path.exists(REFERENCE_PYTHON) and not os.environ.get("ATTN_REF_REEXEC"):
-        os.environ["ATTN_REF_REEXEC"] = "1"
-        os.execv(REFERENCE_PYTHON, [REFERENCE_PYTHON] + sys.argv)
-    print(f"SKIP: {e} (scripts/setup.sh --reference makes the venv this test runs in: {REFERENCE_PYTHON})")
-    sys.exit(77)
+    reexec_or_skip(e)  # ctest runs Debian's python3: the reference venv runs the test
 
 torch.set_num_threads(1)  # beside ctest -j2 and attn's own --threads 1: no oversubscribed cores
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,11 +39,6 @@ CORPUS = os.path.join(SHARED, "data", "mt-ende")
 SENTENCES = 200
 TOLERANCE = 1e-4
 MAX_LENGTH = 40  # generate()'s, the decoder's start token included: attn's --max-len 39
-
-
-def lines_of(path, n):
-    with open(path, encoding="utf-8") as f:
-        return [next(f).rstrip("\n") for _ in range(n)]
 
 
 def make(out, *flags):
